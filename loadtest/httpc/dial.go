@@ -1,0 +1,102 @@
+package httpc
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"time"
+)
+
+// Dialer opens TCP connections, optionally from several source addresses in
+// turn, and wraps them in TLS for https. The sse package dials through it so
+// streams and requests share one TLS and source-address configuration.
+type Dialer struct {
+	// TLS is the configuration for https connections; nil means a default
+	// configuration with the system roots.
+	TLS *tls.Config
+	// LocalAddrs are source addresses used in turn; empty means the
+	// system's choice.
+	LocalAddrs []netip.Addr
+	// Timeout bounds dial plus TLS handshake; zero means
+	// DefaultDialTimeout.
+	Timeout time.Duration
+	// HTTP2 offers "h2" before "http/1.1" in the TLS handshake (ALPN).
+	HTTP2 bool
+
+	next atomic.Uint32
+}
+
+// NewDialer returns a Dialer for the TLS roots, source addresses and dial
+// timeout of opts.
+func NewDialer(opts Options) (*Dialer, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := o.TLS()
+	if err != nil {
+		return nil, err
+	}
+	return &Dialer{TLS: cfg, LocalAddrs: o.LocalAddrs, Timeout: o.DialTimeout, HTTP2: o.HTTP2}, nil
+}
+
+// DialTCP opens a plain TCP connection to addr (host:port) from the next
+// source address, within the dial timeout and ctx.
+func (d *Dialer) DialTCP(ctx context.Context, addr string) (net.Conn, error) {
+	nd := net.Dialer{Timeout: d.timeout(), KeepAlive: -1}
+	if n := len(d.LocalAddrs); n > 0 {
+		i := int(d.next.Add(1)-1) % n
+		nd.LocalAddr = &net.TCPAddr{IP: d.LocalAddrs[i].AsSlice()}
+	}
+	c, err := nd.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	return c, nil
+}
+
+// Dial opens a connection to addr (host:port): TCP for secure false, TCP
+// plus a completed TLS handshake with server name serverName for secure
+// true.
+func (d *Dialer) Dial(ctx context.Context, addr string, secure bool, serverName string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout())
+	defer cancel()
+	c, err := d.DialTCP(ctx, addr)
+	if err != nil || !secure {
+		return c, err
+	}
+	var cfg *tls.Config
+	if d.TLS != nil {
+		cfg = d.TLS.Clone()
+	} else {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = serverName
+	}
+	if len(cfg.NextProtos) == 0 {
+		if d.HTTP2 {
+			cfg.NextProtos = []string{"h2", "http/1.1"}
+		} else {
+			cfg.NextProtos = []string{"http/1.1"}
+		}
+	}
+	tc := tls.Client(c, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+func (d *Dialer) timeout() time.Duration {
+	if d.Timeout > 0 {
+		return d.Timeout
+	}
+	return DefaultDialTimeout
+}

@@ -1,0 +1,171 @@
+package httpc
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// Default values that Options fields take when left zero.
+const (
+	// DefaultMaxConnsPerHost is the default bound on open connections to
+	// one host (scheme and host:port).
+	DefaultMaxConnsPerHost = 256
+	// DefaultTimeout is the default per-request timeout: from the call
+	// until the whole answer has been read.
+	DefaultTimeout = 30 * time.Second
+	// DefaultDialTimeout is the default bound on dialling one connection,
+	// TLS handshake included.
+	DefaultDialTimeout = 10 * time.Second
+	// DefaultReadBufferSize is the default per-connection read buffer in
+	// bytes; a response header line must fit in it.
+	DefaultReadBufferSize = 8 << 10
+	// DefaultWriteBufferSize is the default per-connection write buffer in
+	// bytes; larger requests are written through it in pieces.
+	DefaultWriteBufferSize = 4 << 10
+	// DefaultMaxBodySize is the default limit in bytes on a response body
+	// a caller keeps (Call.KeepBody); bodies that are only counted and
+	// discarded have no limit.
+	DefaultMaxBodySize = 4 << 20
+	// DefaultUserAgent is the User-Agent header sent unless the prepared
+	// headers set one.
+	DefaultUserAgent = "headroom"
+)
+
+// Options configure a Client. The zero value is a usable HTTP/1.1 client with
+// the documented defaults.
+type Options struct {
+	// MaxConnsPerHost bounds the connections open to one host at once.
+	// Connections are opened only as concurrency demands, so the pool is
+	// sized to the load up to this bound; past it a request waits for a
+	// free connection until its deadline. Zero means
+	// DefaultMaxConnsPerHost.
+	MaxConnsPerHost int
+	// Timeout is the per-request timeout, from the call until the whole
+	// answer has been read; a context deadline that comes earlier wins.
+	// Zero means DefaultTimeout; a negative value is invalid.
+	Timeout time.Duration
+	// DialTimeout bounds one dial including the TLS handshake. Zero means
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+	// RootCAs are the certificate authorities trusted for https targets,
+	// such as the stack's Caddy CA. Nil means the system roots (plus
+	// RootCAPEM if set).
+	RootCAs *x509.CertPool
+	// RootCAPEM is one or more PEM-encoded CA certificates to trust in
+	// addition to RootCAs (or to the system roots when RootCAs is nil).
+	RootCAPEM []byte
+	// TLSConfig, when set, is cloned and used for https targets as is;
+	// RootCAs and RootCAPEM are then added to it if set.
+	TLSConfig *tls.Config
+	// InsecureSkipVerify disables certificate verification. Only for
+	// targets on loopback whose CA is unknown; prefer RootCAPEM.
+	InsecureSkipVerify bool
+	// HTTP2 sends requests over HTTP/2 through a tuned net/http Transport:
+	// negotiated by ALPN for https, prior knowledge (h2c) for http.
+	HTTP2 bool
+	// NetHTTP sends HTTP/1.1 requests through a tuned net/http Transport
+	// instead of the lean engine (for comparison, or for features the lean
+	// engine lacks such as proxies and compression).
+	NetHTTP bool
+	// LocalAddrs are source addresses for new connections, used in turn,
+	// to spread many connections over several 127.0.0.x addresses when the
+	// ephemeral port range of one address is not enough. Empty means the
+	// system's choice.
+	LocalAddrs []netip.Addr
+	// ReadBufferSize is the per-connection read buffer of the lean engine
+	// in bytes. Zero means DefaultReadBufferSize.
+	ReadBufferSize int
+	// WriteBufferSize is the per-connection write buffer of the lean engine
+	// in bytes. Zero means DefaultWriteBufferSize.
+	WriteBufferSize int
+	// MaxBodySize limits in bytes a response body kept by Call.KeepBody;
+	// a longer body is a ProtocolError. Zero means DefaultMaxBodySize.
+	MaxBodySize int
+	// UserAgent is sent as User-Agent unless a prepared header sets it.
+	// Empty means DefaultUserAgent.
+	UserAgent string
+	// RetryPOST lets the lean engine resend a non-idempotent request once
+	// when a reused keep-alive connection turns out to be closed before
+	// any byte of the answer arrived (the server dropped an idle
+	// connection). GET, HEAD, OPTIONS, PUT and DELETE are always resent
+	// in that case. Off by default, as in net/http.
+	RetryPOST bool
+}
+
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.MaxConnsPerHost < 0:
+		return o, fmt.Errorf("httpc: MaxConnsPerHost is %d; set a positive bound or 0 for the default %d", o.MaxConnsPerHost, DefaultMaxConnsPerHost)
+	case o.Timeout < 0:
+		return o, fmt.Errorf("httpc: Timeout is %v; set a positive duration or 0 for the default %v", o.Timeout, DefaultTimeout)
+	case o.DialTimeout < 0:
+		return o, fmt.Errorf("httpc: DialTimeout is %v; set a positive duration or 0 for the default %v", o.DialTimeout, DefaultDialTimeout)
+	case o.ReadBufferSize < 0 || (o.ReadBufferSize > 0 && o.ReadBufferSize < 256):
+		return o, fmt.Errorf("httpc: ReadBufferSize is %d; set at least 256 bytes or 0 for the default %d", o.ReadBufferSize, DefaultReadBufferSize)
+	case o.WriteBufferSize < 0:
+		return o, fmt.Errorf("httpc: WriteBufferSize is %d; set a positive size or 0 for the default %d", o.WriteBufferSize, DefaultWriteBufferSize)
+	case o.MaxBodySize < 0:
+		return o, fmt.Errorf("httpc: MaxBodySize is %d; set a positive size or 0 for the default %d", o.MaxBodySize, DefaultMaxBodySize)
+	}
+	if o.MaxConnsPerHost == 0 {
+		o.MaxConnsPerHost = DefaultMaxConnsPerHost
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.ReadBufferSize == 0 {
+		o.ReadBufferSize = DefaultReadBufferSize
+	}
+	if o.WriteBufferSize == 0 {
+		o.WriteBufferSize = DefaultWriteBufferSize
+	}
+	if o.MaxBodySize == 0 {
+		o.MaxBodySize = DefaultMaxBodySize
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	return o, nil
+}
+
+// TLS returns the TLS configuration that Options describe: TLSConfig
+// (cloned) or a new one, with RootCAs and RootCAPEM trusted. It fails when
+// RootCAPEM holds no certificate.
+func (o Options) TLS() (*tls.Config, error) {
+	var cfg *tls.Config
+	if o.TLSConfig != nil {
+		cfg = o.TLSConfig.Clone()
+	} else {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if o.RootCAs != nil {
+		cfg.RootCAs = o.RootCAs
+	}
+	if len(o.RootCAPEM) > 0 {
+		pool := cfg.RootCAs
+		if pool == nil {
+			sys, err := x509.SystemCertPool()
+			if err != nil || sys == nil {
+				sys = x509.NewCertPool()
+			}
+			pool = sys
+		} else {
+			pool = pool.Clone()
+		}
+		if !pool.AppendCertsFromPEM(o.RootCAPEM) {
+			return nil, errors.New("httpc: RootCAPEM holds no PEM certificate; pass the CA's certificate file content (-----BEGIN CERTIFICATE-----)")
+		}
+		cfg.RootCAs = pool
+	}
+	if o.InsecureSkipVerify {
+		cfg.InsecureSkipVerify = true
+	}
+	return cfg, nil
+}
