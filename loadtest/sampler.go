@@ -2,6 +2,13 @@ package loadtest
 
 import (
 	"context"
+	"errors"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -28,4 +35,129 @@ type Sampler interface {
 	// measures. Rates (CPU) are averaged since the previous call. An error
 	// is logged once per step and does not stop the run.
 	Sample(ctx context.Context, now time.Time) ([]Measurement, error)
+}
+
+// sampleLog collects the measurements of a run's samplers over time.
+type sampleLog struct {
+	samplers []Sampler
+	logf     func(string, ...any)
+
+	mu     sync.Mutex // guards points and warned; serialises sampling
+	points []timedMeasurement
+	warned map[int]bool
+}
+
+type timedMeasurement struct {
+	at time.Time
+	m  Measurement
+}
+
+func newSampleLog(s []Sampler, logf func(string, ...any)) *sampleLog {
+	return &sampleLog{samplers: s, logf: logf, warned: map[int]bool{}}
+}
+
+func (l *sampleLog) loop(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	l.sampleNow(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			l.sampleNow(ctx)
+		}
+	}
+}
+
+// sampleNow measures every sampler once. A failing sampler is logged once.
+func (l *sampleLog) sampleNow(ctx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	for i, s := range l.samplers {
+		ms, err := s.Sample(ctx, now)
+		if err != nil {
+			if !l.warned[i] {
+				l.warned[i] = true
+				l.logf("sampler %T: %v (further errors not shown)", s, err)
+			}
+			continue
+		}
+		for _, m := range ms {
+			l.points = append(l.points, timedMeasurement{at: now, m: m})
+		}
+	}
+}
+
+// summary returns the mean and max of every series sampled within [from, to].
+func (l *sampleLog) summary(from, to time.Time) []SeriesSummary {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []SeriesSummary
+	index := map[[2]string]int{}
+	for _, p := range l.points {
+		if p.at.Before(from) || p.at.After(to) {
+			continue
+		}
+		key := [2]string{p.m.Component, p.m.Metric}
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, SeriesSummary{Component: p.m.Component, Metric: p.m.Metric, Unit: p.m.Unit, Max: math.Inf(-1)})
+		}
+		s := &out[i]
+		s.Mean += (p.m.Value - s.Mean) / float64(s.Samples+1)
+		s.Max = max(s.Max, p.m.Value)
+		s.Samples++
+	}
+	return out
+}
+
+// processSampler measures the generator process itself: CPU in cores since
+// the previous sample and resident memory in bytes.
+type processSampler struct {
+	lastAt  time.Time
+	lastCPU time.Duration
+}
+
+func newProcessSampler() *processSampler { return &processSampler{} }
+
+// Sample implements Sampler.
+func (p *processSampler) Sample(_ context.Context, now time.Time) ([]Measurement, error) {
+	cpu := processCPU()
+	var out []Measurement
+	if !p.lastAt.IsZero() && now.After(p.lastAt) {
+		cores := (cpu - p.lastCPU).Seconds() / now.Sub(p.lastAt).Seconds()
+		out = append(out, Measurement{Component: "generator", Metric: "cpu", Unit: "cores", Value: cores})
+	}
+	p.lastAt, p.lastCPU = now, cpu
+	if rss, err := residentBytes(); err == nil {
+		out = append(out, Measurement{Component: "generator", Metric: "memory", Unit: "bytes", Value: float64(rss)})
+	}
+	return out, nil
+}
+
+// processCPU returns the user plus system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// residentBytes returns this process's resident set size from /proc.
+func residentBytes() (int64, error) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, errors.New("unexpected /proc/self/statm")
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize()), err
 }

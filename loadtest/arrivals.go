@@ -1,0 +1,314 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/headroom-dev/headroom/loadtest/dist"
+)
+
+// Kind is one kind of request in an open-model mix.
+type Kind struct {
+	// Name identifies the kind in results and checks ("tools/call").
+	Name string
+	// Weight is the kind's share of arrivals, relative to the others; > 0.
+	Weight float64
+	// Do issues one request and reports its outcome. It must return when
+	// ctx is done.
+	Do func(ctx context.Context) Response
+}
+
+// Arrivals is the open model: requests arrive at the rate the plan's level
+// sets (arrivals per second) whatever the target's response times, each
+// arrival picking a kind from Mix by weight. Latency is measured from the
+// intended send time, so a stalled target shows in the percentiles instead
+// of slowing the generator down (no coordinated omission).
+//
+// Each arrival is handed to a worker; workers are started on demand up to
+// MaxInFlight. An arrival that finds no free worker within MaxWait is
+// counted as dropped, never silently skipped.
+type Arrivals struct {
+	// Mix is the request kinds and their weights; at least one.
+	Mix []Kind
+	// Poisson draws exponential gaps between arrivals (a Poisson process)
+	// instead of the default constant spacing.
+	Poisson bool
+	// MaxInFlight bounds concurrent requests, and so connections; default
+	// 10,000.
+	MaxInFlight int
+	// MaxWait is how long an arrival may wait for a free worker before it
+	// is dropped; default 100 ms.
+	MaxWait time.Duration
+	// Timeout, when > 0, is a deadline on each request's context. The
+	// default leaves timeouts to the request function (clients in
+	// loadtest/httpc carry their own).
+	Timeout time.Duration
+}
+
+// KindNames implements Workload.
+func (a *Arrivals) KindNames() []string {
+	var ks []string
+	for _, k := range a.Mix {
+		ks = append(ks, k.Name)
+	}
+	return ks
+}
+
+// Validate implements Workload.
+func (a *Arrivals) Validate() error {
+	var errs []error
+	if len(a.Mix) == 0 {
+		errs = append(errs, errors.New("workload: Arrivals.Mix is empty; give at least one Kind{Name, Weight, Do}"))
+	}
+	seen := map[string]bool{}
+	for i, k := range a.Mix {
+		switch {
+		case k.Name == "":
+			errs = append(errs, fmt.Errorf("workload: Mix[%d].Name is empty; name every kind", i))
+		case seen[k.Name]:
+			errs = append(errs, fmt.Errorf("workload: Mix[%d].Name %q is used twice; kind names must be unique", i, k.Name))
+		}
+		seen[k.Name] = true
+		if !(k.Weight > 0) || math.IsInf(k.Weight, 0) {
+			errs = append(errs, fmt.Errorf("workload: Mix[%d] (%s).Weight is %v; give a positive weight", i, k.Name, k.Weight))
+		}
+		if k.Do == nil {
+			errs = append(errs, fmt.Errorf("workload: Mix[%d] (%s).Do is nil; give the function that issues the request", i, k.Name))
+		}
+	}
+	if a.MaxInFlight < 0 {
+		errs = append(errs, fmt.Errorf("workload: Arrivals.MaxInFlight is %d; give a positive bound or 0 for the default", a.MaxInFlight))
+	}
+	if a.MaxWait < 0 || a.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("workload: Arrivals.MaxWait %v and Timeout %v must be >= 0", a.MaxWait, a.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// queueLen bounds arrivals waiting for a worker.
+const queueLen = 4096
+
+func (a *Arrivals) start(ctx context.Context, env runEnv) driver {
+	d := &arrivals{
+		cfg:    *a,
+		rec:    env.rec,
+		lvl:    newLevel(),
+		jobs:   make(chan job, queueLen),
+		rng:    dist.New(env.seed, math.MaxUint64),
+		kinds:  make([]int, len(a.Mix)),
+		ctx:    ctx,
+		doneCh: make(chan struct{}),
+	}
+	if d.cfg.MaxInFlight == 0 {
+		d.cfg.MaxInFlight = 10_000
+	}
+	if d.cfg.MaxWait == 0 {
+		d.cfg.MaxWait = 100 * time.Millisecond
+	}
+	opts := make([]dist.Weighted[int], len(a.Mix))
+	for i, k := range a.Mix {
+		d.kinds[i] = env.rec.kind(k.Name)
+		opts[i] = dist.Weighted[int]{Weight: k.Weight, Value: i}
+	}
+	d.choice, _ = dist.NewChoice(opts...) // validated
+	d.ctx, d.cancel = context.WithCancelCause(ctx)
+	go d.schedule()
+	return d
+}
+
+// arrivals is a running open-model workload.
+type arrivals struct {
+	cfg    Arrivals
+	rec    *Recorder
+	lvl    *level
+	jobs   chan job
+	rng    *rand.Rand
+	choice dist.Choice[int]
+	kinds  []int // recorder index of each Mix entry
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	doneCh chan struct{} // closed when the scheduler returns
+
+	workers  atomic.Int64
+	idle     atomic.Int64
+	inflight atomic.Int64
+	wg       sync.WaitGroup
+}
+
+// job is one scheduled arrival on its way to a worker.
+type job struct {
+	mix  int
+	span span
+}
+
+func (d *arrivals) ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
+
+func (d *arrivals) inFlight() int64 { return d.inflight.Load() }
+
+func (d *arrivals) stop() {
+	d.cancel(errStopped)
+	<-d.doneCh
+	close(d.jobs)
+	d.wg.Wait()
+}
+
+// schedule is the pacer: it computes each arrival's intended time from the
+// level, sleeps until then and hands the arrival to a worker. It never waits
+// for a worker, so a slow target cannot slow the schedule down.
+func (d *arrivals) schedule() {
+	defer close(d.doneCh)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	next := time.Now()
+	need := d.gap()
+	for {
+		r, changed := d.lvl.get()
+		at, ok := nextArrival(r, next, need)
+		if !ok { // no load until the level changes
+			select {
+			case <-changed:
+				next = time.Now()
+				continue
+			case <-d.ctx.Done():
+				return
+			}
+		}
+		if wait := time.Until(at); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-changed:
+				// Re-plan from now under the new level.
+				if !timer.Stop() {
+					<-timer.C
+				}
+				next = time.Now()
+				continue
+			case <-d.ctx.Done():
+				return
+			}
+		}
+		next, need = at, d.gap()
+		d.dispatch(at)
+	}
+}
+
+// gap returns the work (in arrivals) until the next arrival: 1 for constant
+// spacing, an exponential draw for a Poisson process.
+func (d *arrivals) gap() float64 {
+	if d.cfg.Poisson {
+		return d.rng.ExpFloat64()
+	}
+	return 1
+}
+
+// nextArrival returns the time after from at which the ramp r has produced
+// need arrivals (the integral of the rate reaches need), and false when the
+// rate stays at zero.
+func nextArrival(r rampState, from time.Time, need float64) (time.Time, bool) {
+	t := from
+	for {
+		rate := r.at(t)
+		if !t.Before(r.end()) || r.dur <= 0 {
+			if rate <= 0 {
+				return time.Time{}, false
+			}
+			return t.Add(dist.Duration(need / rate)), true
+		}
+		// Ramping: walk it in chunks, each linear, and solve inside the
+		// chunk where the integral reaches need.
+		chunk := min(10*time.Millisecond, r.end().Sub(t))
+		r1 := r.at(t.Add(chunk))
+		sec := chunk.Seconds()
+		area := (rate + r1) / 2 * sec
+		if area >= need {
+			k := (r1 - rate) / sec // rate slope per second
+			var x float64
+			if math.Abs(k) < 1e-12 {
+				x = need / rate
+			} else { // rate·x + k·x²/2 = need
+				x = (-rate + math.Sqrt(rate*rate+2*k*need)) / k
+			}
+			return t.Add(dist.Duration(x)), true
+		}
+		need -= area
+		t = t.Add(chunk)
+	}
+}
+
+// dispatch begins the arrival intended at at and hands it to a worker.
+func (d *arrivals) dispatch(at time.Time) {
+	mix := d.choice.Pick(d.rng)
+	s := d.rec.begin(d.kinds[mix], at)
+	d.inflight.Add(1)
+	if s.w != nil {
+		s.w.scheduled.Add(1)
+		s.w.recordLag(time.Since(at))
+	}
+	j := job{mix: mix, span: s}
+	if d.idle.Load() == 0 && d.workers.Load() < int64(d.cfg.MaxInFlight) {
+		d.workers.Add(1)
+		d.wg.Add(1)
+		go d.worker(j)
+		return
+	}
+	select {
+	case d.jobs <- j:
+	default: // every worker busy and the queue full
+		d.finish(j, Response{Outcome: Dropped})
+	}
+}
+
+func (d *arrivals) worker(first job) {
+	defer d.wg.Done()
+	d.run(first)
+	for {
+		d.idle.Add(1)
+		j, ok := <-d.jobs
+		d.idle.Add(-1)
+		if !ok {
+			return
+		}
+		d.run(j)
+	}
+}
+
+func (d *arrivals) run(j job) {
+	if d.ctx.Err() != nil {
+		d.inflight.Add(-1)
+		d.rec.abandon(j.span)
+		return
+	}
+	if time.Since(j.span.intended) > d.cfg.MaxWait {
+		d.finish(j, Response{Outcome: Dropped})
+		return
+	}
+	ctx := d.ctx
+	if d.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.cfg.Timeout)
+		defer cancel()
+	}
+	resp := d.cfg.Mix[j.mix].Do(ctx)
+	if d.ctx.Err() != nil { // cancelled by the run, not answered by the target
+		d.inflight.Add(-1)
+		d.rec.abandon(j.span)
+		return
+	}
+	if resp.Outcome != OK && ctx.Err() == context.DeadlineExceeded {
+		resp.Outcome = Timeout
+	}
+	d.finish(j, resp)
+}
+
+func (d *arrivals) finish(j job, resp Response) {
+	d.inflight.Add(-1)
+	d.rec.end(j.span, resp, time.Now())
+}

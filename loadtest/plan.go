@@ -1,0 +1,90 @@
+package loadtest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Step is one load level of a plan: the workload ramps from the previous
+// level to Level over Ramp, then holds it for Hold while the step is
+// measured. Level is arrivals per second for [Arrivals] and concurrent users
+// for [Users].
+type Step struct {
+	// Level is the load to reach: arrivals/s or users; must be > 0.
+	Level float64
+	// Ramp is how long the change from the previous level takes; 0 jumps.
+	Ramp time.Duration
+	// Hold is how long the level is held and measured; must be > 0.
+	Hold time.Duration
+	// FromZero makes the step start from no load: the workload is brought
+	// to zero and its requests drained before the ramp. Knee probes use it
+	// so that every probe is independent of the one before.
+	FromZero bool
+}
+
+func (s Step) validate(field string) error {
+	switch {
+	case math.IsNaN(s.Level) || math.IsInf(s.Level, 0) || s.Level <= 0:
+		return fmt.Errorf("%s.Level is %v; give a positive load level (arrivals/s or users)", field, s.Level)
+	case s.Ramp < 0:
+		return fmt.Errorf("%s.Ramp is %v; give a duration >= 0", field, s.Ramp)
+	case s.Hold <= 0:
+		return fmt.Errorf("%s.Hold is %v; give a positive hold (the step is measured only while it holds)", field, s.Hold)
+	}
+	return nil
+}
+
+// Plan decides the steps of a run. [Ladder] is a fixed list; [Knee] searches
+// for the highest passing level.
+type Plan interface {
+	// Next returns the next step given the steps measured so far, or false
+	// when the plan is complete. It also returns why it stopped.
+	Next(done []*StepResult) (Step, bool)
+	// Validate reports a malformed plan before anything runs.
+	Validate() error
+}
+
+// Ladder is a step ladder: its steps run in order, each ramping from the
+// level of the step before. By default the ladder stops after the first step
+// that fails its checks or is invalid; set ContinueOnFailure to run every
+// step regardless.
+type Ladder struct {
+	Steps             []Step
+	ContinueOnFailure bool
+}
+
+// Levels returns a ladder with one step per level, each ramping over ramp
+// and holding for hold: Levels(60*time.Second, 180*time.Second, 250, 500,
+// 1000) is the helpdesk harness's ladder.
+func Levels(ramp, hold time.Duration, levels ...float64) Ladder {
+	l := Ladder{}
+	for _, v := range levels {
+		l.Steps = append(l.Steps, Step{Level: v, Ramp: ramp, Hold: hold})
+	}
+	return l
+}
+
+// Validate reports an empty ladder or a malformed step.
+func (l Ladder) Validate() error {
+	if len(l.Steps) == 0 {
+		return errors.New("plan: the ladder has no steps; give at least one Step{Level, Ramp, Hold}")
+	}
+	var errs []error
+	for i, s := range l.Steps {
+		errs = append(errs, s.validate(fmt.Sprintf("plan: Steps[%d]", i)))
+	}
+	return errors.Join(errs...)
+}
+
+// Next implements Plan.
+func (l Ladder) Next(done []*StepResult) (Step, bool) {
+	if len(done) >= len(l.Steps) {
+		return Step{}, false
+	}
+	if n := len(done); n > 0 && !l.ContinueOnFailure && done[n-1].Verdict != Pass {
+		return Step{}, false
+	}
+	return l.Steps[len(done)], true
+}

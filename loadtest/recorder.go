@@ -1,0 +1,270 @@
+package loadtest
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1 µs to 1 h at 3 significant digits.
+const (
+	histMin    = 1
+	histMax    = int64(time.Hour / time.Microsecond)
+	histDigits = 3
+	// maxErrSamples is how many distinct error texts a kind keeps per window.
+	maxErrSamples = 5
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+
+// recordHist adds d to h in microseconds, clamped to the histogram's range.
+func recordHist(h *hdrhistogram.Histogram, d time.Duration) {
+	us := int64(d / time.Microsecond)
+	if us < histMin {
+		us = histMin
+	} else if us > histMax {
+		us = histMax
+	}
+	h.RecordValue(us)
+}
+
+// Recorder collects every request's outcome, latency and bytes per kind. It
+// is safe for concurrent use and allocates nothing per sample in steady state.
+//
+// Samples go to two places: the current measurement window, which a step
+// opens for its hold only, and a live window that the progress reporter reads
+// and resets every few seconds. A request belongs to the window that was open
+// when it was scheduled, even if it completes after the window closed, so a
+// slow answer at the end of a hold still counts against that step.
+type Recorder struct {
+	mu    sync.Mutex // serialises kind registration
+	names atomic.Pointer[map[string]int]
+	list  []string // kind names by index, guarded by mu
+
+	window atomic.Pointer[window] // nil outside a hold
+	live   atomic.Pointer[[]*liveStats]
+}
+
+// NewRecorder returns a recorder that knows the given kinds up front; others
+// are added on first use.
+func NewRecorder(kinds ...string) *Recorder {
+	r := &Recorder{}
+	m := map[string]int{}
+	r.names.Store(&m)
+	r.live.Store(&[]*liveStats{})
+	for _, k := range kinds {
+		r.kind(k)
+	}
+	return r
+}
+
+// kind returns the index of the named kind, registering it when new.
+func (r *Recorder) kind(name string) int {
+	if i, ok := (*r.names.Load())[name]; ok {
+		return i
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := *r.names.Load()
+	if i, ok := old[name]; ok {
+		return i
+	}
+	m := make(map[string]int, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	i := len(r.list)
+	m[name] = i
+	r.list = append(r.list, name)
+	live := append(append([]*liveStats(nil), *r.live.Load()...), &liveStats{h: newHist()})
+	r.live.Store(&live)
+	r.names.Store(&m)
+	return i
+}
+
+// Kinds returns the names of every kind seen so far, in registration order.
+func (r *Recorder) Kinds() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.list...)
+}
+
+// Record adds one sample of kind with the given latency to the window open
+// now. It implements [Sink] for samples measured outside a request, such as
+// fan-out delays.
+func (r *Recorder) Record(kind string, latency time.Duration, resp Response) {
+	k := r.kind(kind)
+	r.recordLive(k, latency, resp)
+	if w := r.window.Load(); w != nil {
+		w.stats(k).record(latency, resp)
+	}
+}
+
+// span is one request in flight: the window it belongs to, its kind and its
+// intended send time.
+type span struct {
+	w        *window
+	kind     int
+	intended time.Time
+}
+
+// begin starts a request of kind k intended to be sent at intended.
+func (r *Recorder) begin(k int, intended time.Time) span {
+	w := r.window.Load()
+	if w != nil {
+		w.stats(k).inflight.Add(1)
+	}
+	return span{w: w, kind: k, intended: intended}
+}
+
+// end records the request's response; the latency runs from the intended
+// send time to now.
+func (r *Recorder) end(s span, resp Response, now time.Time) {
+	lat := now.Sub(s.intended)
+	r.recordLive(s.kind, lat, resp)
+	if s.w != nil {
+		ks := s.w.stats(s.kind)
+		ks.record(lat, resp)
+		ks.inflight.Add(-1)
+	}
+}
+
+// abandon forgets a request that was cancelled because the run or its user
+// stopped: it is no outcome of the target's.
+func (r *Recorder) abandon(s span) {
+	if s.w != nil {
+		s.w.stats(s.kind).inflight.Add(-1)
+	}
+}
+
+func (r *Recorder) recordLive(k int, lat time.Duration, resp Response) {
+	l := (*r.live.Load())[k]
+	l.mu.Lock()
+	if resp.Outcome != Dropped {
+		recordHist(l.h, lat)
+	}
+	l.counts[resp.Outcome]++
+	l.mu.Unlock()
+}
+
+// open starts a measurement window; samples scheduled from now on go to it.
+func (r *Recorder) open() *window {
+	w := &window{lag: newHist()}
+	w.kinds.Store(&[]*kindStats{})
+	r.window.Store(w)
+	return w
+}
+
+// close stops attributing new requests to w. Requests already begun still
+// complete into it.
+func (r *Recorder) close(w *window) { r.window.CompareAndSwap(w, nil) }
+
+// liveSnapshot returns and resets the live window: per kind, the latency
+// histogram and outcome counts since the previous call.
+func (r *Recorder) liveSnapshot() (names []string, hists []*hdrhistogram.Histogram, counts [][NumOutcomes]int64) {
+	r.mu.Lock()
+	names = append(names, r.list...)
+	r.mu.Unlock()
+	live := *r.live.Load()
+	for i := range names {
+		l := live[i]
+		fresh := newHist()
+		l.mu.Lock()
+		h, c := l.h, l.counts
+		l.h, l.counts = fresh, [NumOutcomes]int64{}
+		l.mu.Unlock()
+		hists = append(hists, h)
+		counts = append(counts, c)
+	}
+	return names, hists, counts
+}
+
+type liveStats struct {
+	mu     sync.Mutex
+	h      *hdrhistogram.Histogram
+	counts [NumOutcomes]int64
+}
+
+// window accumulates the samples of one step's hold.
+type window struct {
+	mu        sync.Mutex // guards growth of kinds and the lag histogram
+	kinds     atomic.Pointer[[]*kindStats]
+	scheduled atomic.Int64 // arrivals scheduled (open model) or calls begun
+	lag       *hdrhistogram.Histogram
+}
+
+// inFlight returns the requests begun in the window and not yet ended.
+func (w *window) inFlight() int64 {
+	var n int64
+	for _, ks := range *w.kinds.Load() {
+		n += ks.inflight.Load()
+	}
+	return n
+}
+
+func (w *window) stats(k int) *kindStats {
+	if ks := *w.kinds.Load(); k < len(ks) {
+		return ks[k]
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ks := *w.kinds.Load()
+	if k < len(ks) {
+		return ks[k]
+	}
+	grown := append([]*kindStats(nil), ks...)
+	for len(grown) <= k {
+		grown = append(grown, &kindStats{h: newHist()})
+	}
+	w.kinds.Store(&grown)
+	return grown[k]
+}
+
+// recordLag adds one schedule-lag sample: how late the generator sent a
+// request relative to its plan.
+func (w *window) recordLag(d time.Duration) {
+	w.mu.Lock()
+	recordHist(w.lag, d)
+	w.mu.Unlock()
+}
+
+// kindStats is one kind's tally in one window.
+type kindStats struct {
+	inflight atomic.Int64 // begun in the window and not ended
+
+	mu     sync.Mutex
+	h      *hdrhistogram.Histogram
+	counts [NumOutcomes]int64
+	bytes  int64
+	errs   []string
+}
+
+func (s *kindStats) record(lat time.Duration, resp Response) {
+	s.mu.Lock()
+	if resp.Outcome != Dropped {
+		recordHist(s.h, lat)
+	}
+	s.counts[resp.Outcome]++
+	s.bytes += resp.Bytes
+	full := len(s.errs) >= maxErrSamples
+	s.mu.Unlock()
+	if resp.Err != nil && !full {
+		s.keepErr(resp.Outcome.String() + ": " + resp.Err.Error())
+	}
+}
+
+func (s *kindStats) keepErr(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.errs) >= maxErrSamples {
+		return
+	}
+	for _, e := range s.errs {
+		if e == msg {
+			return
+		}
+	}
+	s.errs = append(s.errs, msg)
+}

@@ -1,0 +1,433 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Scenario is one load test: a workload driven through a plan, with the
+// checks every step must pass. Zero fields take the documented defaults.
+type Scenario struct {
+	// Name identifies the run in results, e.g. "TestLoad_Smoke/users=50".
+	Name string
+	// Workload generates the load: *Arrivals (open model) or *Users.
+	Workload Workload
+	// Plan decides the steps: a Ladder, or a Knee search.
+	Plan Plan
+	// Checks are evaluated on every step; all violations are collected.
+	Checks []Check
+	// Seed makes every random choice of the run reproducible; default 1.
+	Seed uint64
+	// SelfCheck sets when a step is invalid because the generator, not
+	// the target, was the bottleneck.
+	SelfCheck SelfCheck
+	// Samplers are measured every SampleEvery; each step reports the mean
+	// and max of every series during its hold. The generator's own CPU
+	// and memory are always sampled.
+	Samplers []Sampler
+	// SampleEvery is the sampling interval; default 5 s.
+	SampleEvery time.Duration
+	// ProgressEvery is the interval of the one-line progress report to
+	// Logf; default 5 s.
+	ProgressEvery time.Duration
+	// Drain is how long a step waits after its hold for the requests sent
+	// during the hold to be answered; default 30 s. Requests still
+	// unanswered then are counted as timeouts.
+	Drain time.Duration
+	// Logf receives progress lines, e.g. t.Logf; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// SelfCheck holds the bounds beyond which the generator is considered the
+// bottleneck and a step is invalid. Zero fields take the defaults; a
+// negative field disables that check.
+type SelfCheck struct {
+	// MaxScheduleLag bounds the p99 of how late requests were started
+	// relative to plan; default 50 ms.
+	MaxScheduleLag time.Duration
+	// MaxCPU bounds the generator process's CPU as a fraction of
+	// GOMAXPROCS cores; default 0.9.
+	MaxCPU float64
+}
+
+func (c SelfCheck) withDefaults() SelfCheck {
+	if c.MaxScheduleLag == 0 {
+		c.MaxScheduleLag = 50 * time.Millisecond
+	}
+	if c.MaxCPU == 0 {
+		c.MaxCPU = 0.9
+	}
+	return c
+}
+
+// Validate reports every problem of the scenario that can be found before
+// anything runs, each naming the field and the fix.
+func (s *Scenario) Validate() error {
+	var errs []error
+	if s.Workload == nil {
+		errs = append(errs, errors.New("scenario: Workload is nil; give &loadtest.Arrivals{...} or &loadtest.Users{...}"))
+	} else {
+		errs = append(errs, s.Workload.Validate())
+	}
+	if s.Plan == nil {
+		errs = append(errs, errors.New("scenario: Plan is nil; give a loadtest.Ladder or loadtest.Knee"))
+	} else {
+		errs = append(errs, s.Plan.Validate())
+	}
+	var kinds []string
+	if s.Workload != nil {
+		kinds = s.Workload.KindNames()
+	}
+	for i, c := range s.Checks {
+		if c == nil {
+			errs = append(errs, fmt.Errorf("scenario: Checks[%d] is nil", i))
+			continue
+		}
+		errs = append(errs, c.Validate(kinds))
+	}
+	for name, d := range map[string]time.Duration{"SampleEvery": s.SampleEvery, "ProgressEvery": s.ProgressEvery, "Drain": s.Drain} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("scenario: %s is %v; give a duration >= 0 (0 for the default)", name, d))
+		}
+	}
+	if math.IsNaN(s.SelfCheck.MaxCPU) {
+		errs = append(errs, errors.New("scenario: SelfCheck.MaxCPU is NaN"))
+	}
+	return errors.Join(errs...)
+}
+
+// Run validates the scenario and runs it: for each step of the plan it
+// ramps the workload, measures the hold, waits for the hold's requests,
+// checks the generator and evaluates every check. It returns an error
+// before anything runs when the scenario is malformed.
+//
+// Once the run has started the result is never nil. When ctx is cancelled
+// (an interrupt, the test's deadline) the run stops cleanly, keeps what it
+// measured, marks the result partial and returns ctx's error with it. A
+// violated check is not an error of Run: see [Result.Err].
+func Run(ctx context.Context, s Scenario) (*Result, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.SampleEvery == 0 {
+		s.SampleEvery = 5 * time.Second
+	}
+	if s.ProgressEvery == 0 {
+		s.ProgressEvery = 5 * time.Second
+	}
+	if s.Drain == 0 {
+		s.Drain = 30 * time.Second
+	}
+	if s.Logf == nil {
+		s.Logf = func(string, ...any) {}
+	}
+	s.SelfCheck = s.SelfCheck.withDefaults()
+
+	r := &runner{s: s, rec: NewRecorder(s.Workload.KindNames()...)}
+	r.res = &Result{Scenario: s.Name, Seed: s.Seed, Start: time.Now()}
+	err := r.run(ctx)
+	r.res.End = time.Now()
+	r.res.summarise()
+	return r.res, err
+}
+
+type runner struct {
+	s   Scenario
+	rec *Recorder
+	res *Result
+
+	samples *sampleLog
+
+	mu    sync.Mutex // guards phase
+	phase string     // for progress lines
+}
+
+func (r *runner) run(ctx context.Context) error {
+	drv := r.s.Workload.start(ctx, runEnv{rec: r.rec, seed: r.s.Seed})
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	var bgWG sync.WaitGroup
+	r.samples = newSampleLog(append([]Sampler{newProcessSampler()}, r.s.Samplers...), r.s.Logf)
+	bgWG.Add(2)
+	go func() { defer bgWG.Done(); r.samples.loop(bg, r.s.SampleEvery) }()
+	go func() { defer bgWG.Done(); r.progress(bg, drv) }()
+	defer func() {
+		drv.stop()
+		stopBG()
+		bgWG.Wait()
+	}()
+
+	level := 0.0
+	for i := 0; ; i++ {
+		step, ok := r.s.Plan.Next(r.res.Steps)
+		if !ok {
+			return nil
+		}
+		if step.FromZero && level > 0 {
+			r.setPhase(fmt.Sprintf("step %d: back to zero", i+1))
+			drv.ramp(0, 0)
+			r.quiesce(ctx, drv)
+			level = 0
+		}
+		r.setPhase(fmt.Sprintf("step %d ramp to %g", i+1, step.Level))
+		drv.ramp(step.Level, step.Ramp)
+		level = step.Level
+		if !sleep(ctx, step.Ramp) {
+			r.res.Partial = true
+			return ctx.Err()
+		}
+
+		r.setPhase(fmt.Sprintf("step %d hold at %g", i+1, step.Level))
+		w := r.rec.open()
+		start, cpu0 := time.Now(), processCPU()
+		completed := sleep(ctx, step.Hold)
+		end, cpu1 := time.Now(), processCPU()
+		r.rec.close(w)
+		r.samples.sampleNow(bg)
+
+		r.setPhase(fmt.Sprintf("step %d drain", i+1))
+		sr := r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)
+		if !completed {
+			sr.Verdict = Incomplete
+		}
+		r.res.Steps = append(r.res.Steps, sr)
+		r.s.Logf("%s", sr)
+		for _, v := range sr.Violations {
+			r.s.Logf("  violated: %s", v)
+		}
+		for _, v := range sr.Self.Reasons {
+			r.s.Logf("  invalid: %s", v)
+		}
+		if !completed {
+			r.res.Partial = true
+			return ctx.Err()
+		}
+	}
+}
+
+// quiesce waits (up to Drain) until nothing is in flight.
+func (r *runner) quiesce(ctx context.Context, drv driver) {
+	deadline := time.Now().Add(r.s.Drain)
+	for drv.inFlight() > 0 && time.Now().Before(deadline) && sleep(ctx, 10*time.Millisecond) {
+	}
+}
+
+// finalize waits for the hold's requests and turns the window into a
+// StepResult with its verdict.
+func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, start, end time.Time, cpu time.Duration) *StepResult {
+	deadline := time.Now().Add(r.s.Drain)
+	for w.inFlight() > 0 && time.Now().Before(deadline) && sleep(ctx, 10*time.Millisecond) {
+	}
+	sr := &StepResult{Index: i, Step: step, Start: start, End: end}
+	names := r.rec.Kinds()
+	var answered, ok int64
+	for k, name := range names {
+		ks := w.stats(k)
+		kr := newKindResult(name, ks)
+		if n := ks.inflight.Load(); n > 0 {
+			kr.Outcomes[Timeout] += n
+			sr.Self.Unfinished += n
+		}
+		sr.Kinds = append(sr.Kinds, kr)
+		answered += kr.Total() - kr.Outcomes[Dropped]
+		ok += kr.Outcomes[OK]
+	}
+	secs := end.Sub(start).Seconds()
+	if secs > 0 {
+		sr.Offered = float64(w.scheduled.Load()) / secs
+		sr.Achieved = float64(answered) / secs
+		sr.Throughput = float64(ok) / secs
+	}
+
+	// The generator's check on itself.
+	w.mu.Lock()
+	lag := time.Duration(w.lag.ValueAtPercentile(99)) * time.Microsecond
+	w.mu.Unlock()
+	sr.Self.ScheduleLagP99 = lag
+	sr.Self.Dropped = sr.Count(Dropped)
+	if secs > 0 {
+		sr.Self.CPU = cpu.Seconds() / secs / float64(runtime.GOMAXPROCS(0))
+	}
+	sc := r.s.SelfCheck
+	if sc.MaxScheduleLag > 0 && lag > sc.MaxScheduleLag {
+		sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("the generator started requests late: schedule lag p99 %v > %v", lag, sc.MaxScheduleLag))
+	}
+	if sc.MaxCPU > 0 && sr.Self.CPU >= sc.MaxCPU {
+		sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("the generator used %.0f%% of its %d cores (bound %.0f%%)", sr.Self.CPU*100, runtime.GOMAXPROCS(0), sc.MaxCPU*100))
+	}
+
+	sr.Resources = r.samples.summary(start, end)
+	for _, c := range r.s.Checks {
+		if err := c.Evaluate(sr); err != nil {
+			sr.Violations = append(sr.Violations, err.Error())
+		}
+	}
+	switch {
+	case len(sr.Self.Reasons) > 0:
+		sr.Verdict = Invalid
+	case len(sr.Violations) > 0:
+		sr.Verdict = Fail
+	default:
+		sr.Verdict = Pass
+	}
+	return sr
+}
+
+func (r *runner) setPhase(p string) {
+	r.mu.Lock()
+	r.phase = p
+	r.mu.Unlock()
+}
+
+// progress logs one line every ProgressEvery: phase, offered and achieved
+// rates, latency percentiles of the busiest kind, errors and in flight.
+func (r *runner) progress(ctx context.Context, drv driver) {
+	t := time.NewTicker(r.s.ProgressEvery)
+	defer t.Stop()
+	start, last := time.Now(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			names, hists, counts := r.rec.liveSnapshot()
+			secs := now.Sub(last).Seconds()
+			last = now
+			var total, dropped, errs int64
+			busiest := -1
+			for i, c := range counts {
+				for o, n := range c {
+					total += n
+					switch Outcome(o) {
+					case OK:
+					case Dropped:
+						dropped += n
+					default:
+						errs += n
+					}
+				}
+				if busiest < 0 || hists[i].TotalCount() > hists[busiest].TotalCount() {
+					busiest = i
+				}
+			}
+			r.mu.Lock()
+			phase := r.phase
+			r.mu.Unlock()
+			var lat strings.Builder
+			if busiest >= 0 && hists[busiest].TotalCount() > 0 {
+				h := hists[busiest]
+				us := func(p float64) time.Duration {
+					return (time.Duration(h.ValueAtPercentile(p)) * time.Microsecond).Round(time.Microsecond)
+				}
+				fmt.Fprintf(&lat, " | %s p50 %v p95 %v p99 %v", names[busiest], us(50), us(95), us(99))
+			}
+			r.s.Logf("%s [%v]: %.1f/s offered, %.1f/s answered%s | errors %d, dropped %d, in flight %d",
+				phase, now.Sub(start).Round(time.Second), float64(total)/secs, float64(total-dropped)/secs,
+				lat.String(), errs, dropped, drv.inFlight())
+		}
+	}
+}
+
+// sleep waits d or until ctx is done, and reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Result is a whole run: every step measured and the capacity found.
+type Result struct {
+	// Scenario is the scenario's name.
+	Scenario string `json:"scenario"`
+	// Seed is the run's random seed.
+	Seed uint64 `json:"seed"`
+	// Start and End bound the run.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Steps holds every step measured, in order.
+	Steps []*StepResult `json:"steps"`
+	// Capacity is the highest level that passed, below every level that
+	// failed; 0 when no step passed.
+	Capacity float64 `json:"capacity"`
+	// FirstFailure is the lowest level that failed; 0 when none did.
+	FirstFailure float64 `json:"first_failure,omitempty"`
+	// Verdict is pass when every step passed, fail when one failed,
+	// invalid when the generator was the bottleneck, incomplete when the
+	// run was interrupted.
+	Verdict Verdict `json:"verdict"`
+	// Partial is set when the run was interrupted; what was measured up to
+	// then is kept.
+	Partial bool `json:"partial"`
+}
+
+// summarise computes Capacity, FirstFailure and Verdict from the steps.
+func (res *Result) summarise() {
+	res.Capacity, res.FirstFailure = 0, 0
+	for _, s := range res.Steps {
+		if s.Verdict == Fail && (res.FirstFailure == 0 || s.Step.Level < res.FirstFailure) {
+			res.FirstFailure = s.Step.Level
+		}
+	}
+	for _, s := range res.Steps {
+		if s.Verdict == Pass && (res.FirstFailure == 0 || s.Step.Level < res.FirstFailure) {
+			res.Capacity = max(res.Capacity, s.Step.Level)
+		}
+	}
+	verdicts := make([]Verdict, 0, len(res.Steps))
+	for _, s := range res.Steps {
+		verdicts = append(verdicts, s.Verdict)
+	}
+	switch {
+	case res.Partial || slices.Contains(verdicts, Incomplete):
+		res.Verdict = Incomplete
+	case slices.Contains(verdicts, Fail):
+		res.Verdict = Fail
+	case slices.Contains(verdicts, Invalid):
+		res.Verdict = Invalid
+	case len(verdicts) == 0:
+		res.Verdict = Incomplete
+	default:
+		res.Verdict = Pass
+	}
+}
+
+// Err returns every check violated by any step, joined, each naming the
+// step, the check, the bound and the measured value; nil when none was.
+func (res *Result) Err() error {
+	var errs []error
+	for _, s := range res.Steps {
+		for _, v := range s.Violations {
+			errs = append(errs, fmt.Errorf("step %d (level %g): %s", s.Index+1, s.Step.Level, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Invalid returns why steps were invalid (the generator was the
+// bottleneck), one line per reason; empty when every step was valid.
+func (res *Result) Invalid() []string {
+	var out []string
+	for _, s := range res.Steps {
+		for _, r := range s.Self.Reasons {
+			out = append(out, fmt.Sprintf("step %d (level %g): %s", s.Index+1, s.Step.Level, r))
+		}
+	}
+	return out
+}

@@ -1,0 +1,215 @@
+package loadtest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Verdict is how a step or a run ended.
+type Verdict string
+
+// The verdicts.
+const (
+	// Pass: every check held and the generator kept its schedule.
+	Pass Verdict = "pass"
+	// Fail: at least one check was violated.
+	Fail Verdict = "fail"
+	// Invalid: the generator was the bottleneck (it missed its schedule or
+	// ran out of CPU), so the step says nothing about the target.
+	Invalid Verdict = "invalid"
+	// Incomplete: the run was interrupted before the step's hold ended.
+	Incomplete Verdict = "incomplete"
+)
+
+// StepResult is what one step measured during its hold.
+type StepResult struct {
+	// Index is the step's position in the run, from 0.
+	Index int `json:"index"`
+	// Step is the step as planned.
+	Step Step `json:"step"`
+	// Start and End bound the hold, the only time measured.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Offered is the load asked of the target in requests per second: the
+	// arrivals scheduled (open model) or the requests users began.
+	Offered float64 `json:"offered_per_s"`
+	// Achieved is answered requests per second, any outcome but dropped.
+	Achieved float64 `json:"achieved_per_s"`
+	// Throughput is successful (OK) answers per second.
+	Throughput float64 `json:"throughput_per_s"`
+	// Kinds holds the figures of every request kind, in the workload's order.
+	Kinds []*KindResult `json:"kinds"`
+	// Self is the generator's check on itself.
+	Self SelfCheckResult `json:"self_check"`
+	// Resources summarises every sampled series during the hold.
+	Resources []SeriesSummary `json:"resources,omitempty"`
+	// Verdict is pass, fail, invalid or incomplete.
+	Verdict Verdict `json:"verdict"`
+	// Violations lists every check the step broke.
+	Violations []string `json:"violations,omitempty"`
+}
+
+// Kind returns the result of the named kind, or nil.
+func (s *StepResult) Kind(name string) *KindResult {
+	for _, k := range s.Kinds {
+		if k.Kind == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// Seconds returns the hold's length in seconds.
+func (s *StepResult) Seconds() float64 { return s.End.Sub(s.Start).Seconds() }
+
+// Count returns the number of requests of every kind that ended in o.
+func (s *StepResult) Count(o Outcome) int64 {
+	var n int64
+	for _, k := range s.Kinds {
+		n += k.Outcomes[o]
+	}
+	return n
+}
+
+// SelfCheckResult is the generator's health during a step.
+type SelfCheckResult struct {
+	// ScheduleLagP99 is the 99th percentile of how late the generator
+	// started requests relative to their intended send time.
+	ScheduleLagP99 time.Duration `json:"schedule_lag_p99"`
+	// CPU is the generator process's CPU use as a fraction of the cores it
+	// may use (GOMAXPROCS): 0.5 is half of them.
+	CPU float64 `json:"cpu"`
+	// Dropped counts arrivals never sent because no worker was free.
+	Dropped int64 `json:"dropped"`
+	// Unfinished counts requests of the hold still unanswered when the step
+	// stopped waiting for them; they are counted as timeouts.
+	Unfinished int64 `json:"unfinished"`
+	// Reasons says why the step is invalid; empty when the generator was
+	// healthy.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// SeriesSummary summarises one sampled series over a step's hold.
+type SeriesSummary struct {
+	Component string  `json:"component"`
+	Metric    string  `json:"metric"`
+	Unit      string  `json:"unit"`
+	Mean      float64 `json:"mean"`
+	Max       float64 `json:"max"`
+	Samples   int     `json:"samples"`
+}
+
+// Latencies are a kind's latency percentiles.
+type Latencies struct {
+	P50  time.Duration `json:"p50"`
+	P90  time.Duration `json:"p90"`
+	P95  time.Duration `json:"p95"`
+	P99  time.Duration `json:"p99"`
+	P999 time.Duration `json:"p99_9"`
+	Max  time.Duration `json:"max"`
+	Mean time.Duration `json:"mean"`
+}
+
+// KindResult is one request kind's figures in one step.
+type KindResult struct {
+	// Kind is the kind's name, e.g. "tools/call".
+	Kind string `json:"kind"`
+	// Outcomes counts requests by outcome; zero counts are left out.
+	Outcomes map[Outcome]int64 `json:"outcomes"`
+	// Bytes is the total received.
+	Bytes int64 `json:"bytes"`
+	// Latency holds percentiles from the intended send time, over every
+	// answered request (all outcomes but dropped).
+	Latency Latencies `json:"latency"`
+	// Errors keeps a few distinct error texts as samples.
+	Errors []string `json:"errors,omitempty"`
+	// Histogram is the latency histogram (microseconds) in HdrHistogram's
+	// compressed V2 encoding (base64), so results can be merged and
+	// re-analysed.
+	Histogram string `json:"histogram,omitempty"`
+
+	hist *hdrhistogram.Histogram
+}
+
+// Total returns the number of requests of every outcome.
+func (k *KindResult) Total() int64 {
+	var n int64
+	for _, c := range k.Outcomes {
+		n += c
+	}
+	return n
+}
+
+// Rate returns the fraction of requests that ended in o, 0 when there were
+// none.
+func (k *KindResult) Rate(o Outcome) float64 {
+	t := k.Total()
+	if t == 0 {
+		return 0
+	}
+	return float64(k.Outcomes[o]) / float64(t)
+}
+
+// Percentile returns the latency at percentile p (0 < p <= 100).
+func (k *KindResult) Percentile(p float64) time.Duration {
+	h := k.histogram()
+	if h == nil || h.TotalCount() == 0 {
+		return 0
+	}
+	return time.Duration(h.ValueAtPercentile(p)) * time.Microsecond
+}
+
+// Answered returns the number of latency samples (requests not dropped).
+func (k *KindResult) Answered() int64 {
+	if h := k.histogram(); h != nil {
+		return h.TotalCount()
+	}
+	return 0
+}
+
+func (k *KindResult) histogram() *hdrhistogram.Histogram {
+	if k.hist == nil && k.Histogram != "" {
+		if h, err := hdrhistogram.Decode([]byte(k.Histogram)); err == nil {
+			k.hist = h
+		}
+	}
+	return k.hist
+}
+
+func newKindResult(name string, ks *kindStats) *KindResult {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	k := &KindResult{Kind: name, Outcomes: map[Outcome]int64{}, Bytes: ks.bytes, hist: ks.h.Clone()}
+	for o, c := range ks.counts {
+		if c > 0 {
+			k.Outcomes[Outcome(o)] = c
+		}
+	}
+	k.Errors = append(k.Errors, ks.errs...)
+	k.fill()
+	return k
+}
+
+// fill computes Latency and Histogram from the histogram.
+func (k *KindResult) fill() {
+	h := k.hist
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	if h.TotalCount() > 0 {
+		k.Latency = Latencies{
+			P50: us(h.ValueAtPercentile(50)), P90: us(h.ValueAtPercentile(90)),
+			P95: us(h.ValueAtPercentile(95)), P99: us(h.ValueAtPercentile(99)),
+			P999: us(h.ValueAtPercentile(99.9)), Max: us(h.Max()),
+			Mean: time.Duration(h.Mean() * float64(time.Microsecond)),
+		}
+	}
+	if b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		k.Histogram = string(b)
+	}
+}
+
+// String returns a one-line summary, for logs.
+func (s *StepResult) String() string {
+	return fmt.Sprintf("step %d (level %g): %s, %.1f ok/s of %.1f offered/s", s.Index+1, s.Step.Level, s.Verdict, s.Throughput, s.Offered)
+}

@@ -1,0 +1,246 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/headroom-dev/headroom/loadtest/dist"
+)
+
+// Users is the modeled-users workload: the plan's level is a number of
+// concurrent users, each running Behavior in its own goroutine until the
+// run or the ramp-down stops it. A behaviour issues requests through its
+// [User] handle and sleeps on think times between them, so the load follows
+// the users, not a rate: a closed model, named so nobody picks it by
+// accident. Ramps start users evenly spread over the ramp.
+type Users struct {
+	// Kinds lists every kind the behaviour records; checks may name only
+	// these. Recording another kind is allowed but not checkable.
+	Kinds []string
+	// Behavior is one user's life. It must return when u.Context() is
+	// done; returning earlier ends that user.
+	Behavior func(u *User)
+	// Timeout, when > 0, is a deadline on each request's context.
+	Timeout time.Duration
+}
+
+// KindNames implements Workload.
+func (w *Users) KindNames() []string { return append([]string(nil), w.Kinds...) }
+
+// Validate implements Workload.
+func (w *Users) Validate() error {
+	var errs []error
+	if w.Behavior == nil {
+		errs = append(errs, errors.New("workload: Users.Behavior is nil; give the function one user runs"))
+	}
+	if len(w.Kinds) == 0 {
+		errs = append(errs, errors.New("workload: Users.Kinds is empty; list the kinds the behaviour records"))
+	}
+	if w.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("workload: Users.Timeout is %v; give a duration >= 0", w.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+func (w *Users) start(ctx context.Context, env runEnv) driver {
+	d := &users{cfg: *w, env: env, lvl: newLevel()}
+	d.ctx, d.cancel = context.WithCancelCause(ctx)
+	d.wg.Add(1)
+	go d.control()
+	return d
+}
+
+// User is the handle a behaviour acts through: it times and records the
+// user's requests, sleeps its think times and owns its goroutines.
+type User struct {
+	// ID is the user's index in the run, from 0; the same ID always gets
+	// the same random sequence for the same seed.
+	ID int
+	// Rand is the user's own seeded generator, for think times and choices.
+	Rand *rand.Rand
+
+	ctx context.Context
+	d   *users
+	wg  sync.WaitGroup
+}
+
+// Context returns the user's context, done when the user must stop.
+func (u *User) Context() context.Context { return u.ctx }
+
+// Do issues one request of kind through fn and records it; the latency runs
+// from the call to Do to fn's return. A request cut short because the user
+// was stopped is not recorded.
+func (u *User) Do(kind string, fn func(ctx context.Context) Response) Response {
+	rec := u.d.env.rec
+	s := rec.begin(rec.kind(kind), time.Now())
+	if s.w != nil {
+		s.w.scheduled.Add(1)
+	}
+	u.d.inflight.Add(1)
+	defer u.d.inflight.Add(-1)
+	ctx := u.ctx
+	if u.d.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, u.d.cfg.Timeout)
+		defer cancel()
+	}
+	resp := fn(ctx)
+	if u.ctx.Err() != nil {
+		rec.abandon(s)
+		return resp
+	}
+	if resp.Outcome != OK && ctx.Err() == context.DeadlineExceeded {
+		resp.Outcome = Timeout
+	}
+	rec.end(s, resp, time.Now())
+	return resp
+}
+
+// Record adds a sample measured by the user outside Do, such as the fan-out
+// delay of an event on its stream. It implements [Sink].
+func (u *User) Record(kind string, latency time.Duration, r Response) {
+	if u.ctx.Err() == nil {
+		u.d.env.rec.Record(kind, latency, r)
+	}
+}
+
+// Sleep waits d (a think time) and reports whether the user should go on:
+// false once the user is stopping. How late the wake-up came is the
+// generator's schedule lag.
+func (u *User) Sleep(d time.Duration) bool {
+	if d <= 0 {
+		return u.ctx.Err() == nil
+	}
+	planned := time.Now().Add(d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		if w := u.d.env.rec.window.Load(); w != nil {
+			w.recordLag(time.Since(planned))
+		}
+		return true
+	case <-u.ctx.Done():
+		return false
+	}
+}
+
+// Go runs fn in a goroutine owned by the user, such as the reader of a held
+// stream; fn must return when ctx is done. The user is not finished until
+// fn returns.
+func (u *User) Go(fn func(ctx context.Context)) {
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		fn(u.ctx)
+	}()
+}
+
+// users is a running modeled-users workload.
+type users struct {
+	cfg    Users
+	env    runEnv
+	lvl    *level
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	active   []context.CancelFunc // by user ID; len is the current count
+	inflight atomic.Int64
+	wg       sync.WaitGroup
+}
+
+func (d *users) ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
+
+func (d *users) inFlight() int64 { return d.inflight.Load() }
+
+func (d *users) stop() {
+	d.cancel(errStopped)
+	d.wg.Wait()
+}
+
+// control keeps the number of running users at the ramp's level, starting
+// (or stopping) one user at a time at evenly spread instants.
+func (d *users) control() {
+	defer d.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		r, changed := d.lvl.get()
+		n := d.count()
+		target := int(math.Round(r.to))
+		var wait time.Duration
+		switch {
+		case n == target:
+			select {
+			case <-changed:
+				continue
+			case <-d.ctx.Done():
+				return
+			}
+		case r.dur <= 0 || r.to == r.from:
+			wait = 0
+		default:
+			// The instant the ramp passes the level of the next user:
+			// user k of the change starts at start + dur·k/Δ.
+			from := int(math.Round(r.from))
+			k := math.Abs(float64(n - from))
+			delta := math.Abs(float64(target - from))
+			at := r.start.Add(time.Duration(float64(r.dur) * k / delta))
+			wait = time.Until(at)
+		}
+		if wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-changed:
+				if !timer.Stop() {
+					<-timer.C
+				}
+				continue
+			case <-d.ctx.Done():
+				return
+			}
+		}
+		if n < target {
+			d.startUser()
+		} else {
+			d.stopUser()
+		}
+	}
+}
+
+func (d *users) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.active)
+}
+
+func (d *users) startUser() {
+	d.mu.Lock()
+	id := len(d.active)
+	ctx, cancel := context.WithCancel(d.ctx)
+	d.active = append(d.active, cancel)
+	d.mu.Unlock()
+	u := &User{ID: id, Rand: dist.New(d.env.seed, uint64(id)), ctx: ctx, d: d}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.cfg.Behavior(u)
+		u.wg.Wait()
+	}()
+}
+
+func (d *users) stopUser() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(d.active)
+	d.active[n-1]()
+	d.active = d.active[:n-1]
+}
