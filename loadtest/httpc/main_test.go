@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"os/exec"
 	"strings"
 	"testing"
@@ -72,3 +73,5 @@ func startServerProcess(tb testing.TB) string {
 	}
 	return strings.TrimSpace(line)
 }
+
+func gomaxprocs() int { return runtime.GOMAXPROCS(0) }
