@@ -6,8 +6,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 )
