@@ -187,12 +187,15 @@ func (r *runner) run(ctx context.Context) error {
 		}
 
 		r.setPhase(fmt.Sprintf("step %d hold at %g", i+1, step.Level))
+		// The sample just before the hold closes the ramp's interval, so
+		// rates sampled within [start, end] cover the hold only.
+		r.samples.sampleNow(bg)
 		w := r.rec.open()
 		start, cpu0 := time.Now(), processCPU()
 		completed := sleep(ctx, step.Hold)
+		r.samples.sampleNow(bg)
 		end, cpu1 := time.Now(), processCPU()
 		r.rec.close(w)
-		r.samples.sampleNow(bg)
 
 		r.setPhase(fmt.Sprintf("step %d drain", i+1))
 		sr := r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)

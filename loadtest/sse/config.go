@@ -1,0 +1,203 @@
+package sse
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+)
+
+// Sample kinds the streams record into Config.Sink.
+const (
+	// KindConnect is dial to response head, one sample per attempt, with
+	// the attempt's outcome (an HTTP status, a transport error, a timeout).
+	KindConnect = "sse_connect"
+	// KindFirstEvent is dial to the first event of a connection.
+	KindFirstEvent = "sse_first_event"
+	// DefaultFanoutKind is the default kind of fan-out delay samples.
+	DefaultFanoutKind = "fanout"
+	// KindStream is one sample per connection that ended: how long it was
+	// held, OK when the run ended it, TransportError when it dropped,
+	// ProtocolError when its framing broke.
+	KindStream = "sse_stream"
+	// KindHealth is a Timeout sample each time a connected stream stays
+	// silent (no event, comment or byte) for twice KeepaliveInterval.
+	KindHealth = "sse_health"
+	// KindMalformed is a ProtocolError sample for each violation inside a
+	// stream (oversize event, non-numeric retry, invalid UTF-8, a wrong
+	// content type), with an excerpt in Err.
+	KindMalformed = "sse_malformed"
+	// KindDelivery is one sample per stream with expectations, at Close:
+	// OK when every expected event arrived, AppError naming the missing
+	// ones otherwise.
+	KindDelivery = "sse_delivery"
+)
+
+// Defaults of Config fields left zero.
+const (
+	// DefaultBufferSize is the default read buffer per stream in bytes; a
+	// response head must fit in it.
+	DefaultBufferSize = 2 << 10
+	// DefaultConnectTimeout bounds dial, TLS and response head.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultMinBackoff is the first wait before reconnecting.
+	DefaultMinBackoff = 100 * time.Millisecond
+	// DefaultMaxBackoff caps the wait before reconnecting.
+	DefaultMaxBackoff = 5 * time.Second
+	// DefaultClockName describes the default clocks of fan-out samples.
+	DefaultClockName = "receipt: generator wall clock (time.Now); written: the target's written_at (same host clock on one machine)"
+)
+
+// Config describes the streams of a Group. The zero value of each field
+// takes the documented default; URL is required.
+type Config struct {
+	// URL is the stream's http or https URL.
+	URL string
+	// Header holds request headers sent on every stream of the group,
+	// such as Authorization; Accept: text/event-stream and Last-Event-ID
+	// are added by the stream.
+	Header []httpc.Header
+	// Dialer opens connections (TLS roots, source addresses); nil means a
+	// default httpc.Dialer with the system roots.
+	Dialer *httpc.Dialer
+	// Dial, when set, replaces Dialer (tests use net.Pipe). It returns a
+	// ready connection, TLS included when secure.
+	Dial func(ctx context.Context, addr string, secure bool, serverName string) (net.Conn, error)
+	// ConnectTimeout bounds dial plus response head. Zero means
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// KeepaliveInterval is how often the target promises a keepalive
+	// comment or event; a stream silent for twice this is counted
+	// unhealthy. Zero disables the health check.
+	KeepaliveInterval time.Duration
+	// MaxEventSize limits one event in bytes. Zero means
+	// DefaultMaxEventSize.
+	MaxEventSize int
+	// BufferSize is the read buffer per stream in bytes. Zero means
+	// DefaultBufferSize.
+	BufferSize int
+	// MinBackoff is the first wait before reconnecting a dropped stream
+	// (a retry field from the target raises it); it doubles per failed
+	// attempt. Zero means DefaultMinBackoff.
+	MinBackoff time.Duration
+	// MaxBackoff caps the wait before reconnecting. Zero means
+	// DefaultMaxBackoff.
+	MaxBackoff time.Duration
+	// Sink receives the samples (see the Kind constants); nil records
+	// nothing, counters still count.
+	Sink loadtest.Sink
+	// FanoutKind names fan-out delay samples. Empty means
+	// DefaultFanoutKind.
+	FanoutKind string
+	// WrittenAt extracts the time the target wrote an event. Nil means
+	// WrittenAtField("written_at"): a JSON string field with an RFC 3339
+	// time in the data.
+	WrittenAt func(ev Event) (time.Time, bool)
+	// Now is the clock that stamps receipt times. Nil means time.Now.
+	Now func() time.Time
+	// ClockName describes the clocks fan-out uses, for the result. Empty
+	// means DefaultClockName.
+	ClockName string
+	// TrackIDs remembers the ids of events received so that ExpectID also
+	// matches events that arrived before they were expected. It costs
+	// memory per event received.
+	TrackIDs bool
+	// OnEvent, when set, is called for every event with its receipt time,
+	// from the stream's goroutine. The event's slices are valid only
+	// during the call.
+	OnEvent func(s *Stream, ev Event, received time.Time)
+}
+
+// target is the parsed URL of a Config.
+type target struct {
+	addr, host, path string
+	secure           bool
+}
+
+func (c Config) withDefaults() (Config, target, error) {
+	var t target
+	u, err := url.Parse(c.URL)
+	switch {
+	case err != nil:
+		return c, t, fmt.Errorf("sse: URL %q does not parse (%v); give an absolute URL such as http://127.0.0.1:8080/events", c.URL, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return c, t, fmt.Errorf("sse: URL %q has scheme %q; use http or https", c.URL, u.Scheme)
+	case u.Host == "":
+		return c, t, fmt.Errorf("sse: URL %q has no host; give an absolute URL", c.URL)
+	case c.ConnectTimeout < 0, c.KeepaliveInterval < 0, c.MinBackoff < 0, c.MaxBackoff < 0:
+		return c, t, fmt.Errorf("sse: negative duration in Config (ConnectTimeout %v, KeepaliveInterval %v, MinBackoff %v, MaxBackoff %v); use 0 for the default", c.ConnectTimeout, c.KeepaliveInterval, c.MinBackoff, c.MaxBackoff)
+	case c.BufferSize != 0 && c.BufferSize < 256:
+		return c, t, fmt.Errorf("sse: BufferSize %d is below 256 bytes; use 0 for the default %d", c.BufferSize, DefaultBufferSize)
+	case c.MaxEventSize < 0:
+		return c, t, fmt.Errorf("sse: MaxEventSize %d is negative; use 0 for the default %d", c.MaxEventSize, DefaultMaxEventSize)
+	}
+	t.secure = u.Scheme == "https"
+	t.host = u.Host
+	t.path = u.RequestURI()
+	t.addr = u.Host
+	if u.Port() == "" {
+		port := "80"
+		if t.secure {
+			port = "443"
+		}
+		t.addr = net.JoinHostPort(u.Hostname(), port)
+	}
+	for _, h := range c.Header {
+		if h.Name == "" || containsAny(h.Name, " :\r\n") || containsAny(h.Value, "\r\n") {
+			return c, t, fmt.Errorf("sse: header %q is not a valid field; remove line breaks and colons from its name", h.Name)
+		}
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.MaxEventSize == 0 {
+		c.MaxEventSize = DefaultMaxEventSize
+	}
+	if c.BufferSize == 0 {
+		c.BufferSize = DefaultBufferSize
+	}
+	if c.MinBackoff == 0 {
+		c.MinBackoff = DefaultMinBackoff
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = DefaultMaxBackoff
+	}
+	if c.MaxBackoff < c.MinBackoff {
+		c.MaxBackoff = c.MinBackoff
+	}
+	if c.FanoutKind == "" {
+		c.FanoutKind = DefaultFanoutKind
+	}
+	if c.WrittenAt == nil {
+		c.WrittenAt = WrittenAtField("written_at")
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.ClockName == "" {
+		c.ClockName = DefaultClockName
+	}
+	if c.Dial == nil {
+		d := c.Dialer
+		if d == nil {
+			d = &httpc.Dialer{}
+		}
+		c.Dial = d.Dial
+	}
+	return c, t, nil
+}
+
+func containsAny(s, chars string) bool {
+	for i := range len(s) {
+		for j := range len(chars) {
+			if s[i] == chars[j] {
+				return true
+			}
+		}
+	}
+	return false
+}
