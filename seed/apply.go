@@ -63,28 +63,16 @@ func Apply(ctx context.Context, db Target, spec Spec, opts ...Option) (*Populati
 	}
 
 	start := time.Now()
-	g := newGenerator(pop, db.dialect)
-	for _, t := range []struct {
-		table    string
-		columns  []string
-		rows     Rows
-		expected int64
-	}{
-		{"workspaces", workspaceColumns, g.workspaceRows, int64(len(pop.Workspaces))},
-		{"users", userColumns, g.userRows, int64(len(pop.Users))},
-		{"connectors", connectorColumns, g.connectorRows, int64(len(pop.Users) * s.ConnectorsPerUser)},
-		{"usage", usageColumns, g.usageRows, int64(s.UsageRows)},
-		{"events", eventColumns, g.eventRows, int64(s.EventsRows)},
-	} {
-		if t.expected == 0 {
+	for _, t := range pop.Tables(db.dialect) {
+		if t.Len == 0 {
 			continue
 		}
-		n, err := tx.copy(ctx, t.table, t.columns, t.rows, &c, t.table, t.expected)
-		if err == nil && n != t.expected {
-			err = fmt.Errorf("wrote %d rows, expected %d", n, t.expected)
+		n, err := tx.copy(ctx, t.Name, t.Columns, t.Rows, &c, t.Name, t.Len)
+		if err == nil && n != t.Len {
+			err = fmt.Errorf("wrote %d rows, expected %d", n, t.Len)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("seed: apply %q to %s: table %s: %w; nothing was written (rolled back)", s.Name, db, t.table, err)
+			return nil, fmt.Errorf("seed: apply %q to %s: table %s: %w; nothing was written (rolled back)", s.Name, db, t.Name, err)
 		}
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO seed_marker (name, spec_hash) VALUES (?, ?)`, s.Name, pop.Hash); err != nil {

@@ -65,6 +65,35 @@ func mustMix[T dist.Number](parts ...dist.Weighted[dist.Dist[T]]) dist.Mix[T] {
 	return m
 }
 
+// Table is one table of a population, ready for [Copy].
+type Table struct {
+	// Name is the table's name in the relay's schema.
+	Name string
+	// Columns are the columns each row fills, in order.
+	Columns []string
+	// Rows generates the rows, the same on every call.
+	Rows Rows
+	// Len is the number of rows Rows yields.
+	Len int64
+}
+
+// Tables returns the population's tables in the order they load (parents
+// first): workspaces, users, connectors, usage, events. Rows hold times as
+// the dialect stores them (time.Time on PostgreSQL, Unix microseconds on
+// SQLite); usage and events ids are left to the database. Apply loads these;
+// they are exported for custom loaders and for dumping a population.
+func (p *Population) Tables(d schema.Dialect) []Table {
+	g := newGenerator(p, d)
+	s := p.Spec
+	return []Table{
+		{"workspaces", workspaceColumns, g.workspaceRows, int64(len(p.Workspaces))},
+		{"users", userColumns, g.userRows, int64(len(p.Users))},
+		{"connectors", connectorColumns, g.connectorRows, int64(len(p.Users) * s.ConnectorsPerUser)},
+		{"usage", usageColumns, g.usageRows, int64(s.UsageRows)},
+		{"events", eventColumns, g.eventRows, int64(s.EventsRows)},
+	}
+}
+
 // generator draws a population's rows. Its rows are the same for the same
 // normalized spec; only the representation of times differs by dialect.
 type generator struct {
