@@ -26,36 +26,33 @@ func (s *Server) serveEcho(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	bad := func(p, want string) {
+		s.reject(w, KindEcho, http.StatusBadRequest, fmt.Sprintf("echo: query parameter %s=%q: give %s", p, q.Get(p), want), start)
+	}
 	var (
-		delay        time.Duration
-		status       int
-		size         int64
-		err          error
-		hasDelay     = q.Has("delay")
-		hasStatus    = q.Has("status")
-		hasBytes     = q.Has("bytes")
-		bad          = func(p string, e error) { s.reject(w, KindEcho, http.StatusBadRequest, fmt.Sprintf("echo: query parameter %s=%q: %v", p, q.Get(p), e), start) }
-		errDelay     = fmt.Errorf("give a Go duration such as 250ms or whole milliseconds, 0–%v", MaxLatency)
-		errStatus    = fmt.Errorf("give an HTTP status 200–599")
-		errBytes     = fmt.Errorf("give a byte count 0–%d", MaxBytes)
-		parsedStatus int64
+		delay  time.Duration
+		status int
+		size   int64
+		err    error
 	)
+	hasDelay, hasStatus, hasBytes := q.Has("delay"), q.Has("status"), q.Has("bytes")
 	if hasDelay {
 		if delay, err = parseDelay(q.Get("delay")); err != nil {
-			bad("delay", errDelay)
+			bad("delay", fmt.Sprintf("a Go duration such as 250ms or whole milliseconds, 0–%v", MaxLatency))
 			return
 		}
 	}
 	if hasStatus {
-		if parsedStatus, err = strconv.ParseInt(q.Get("status"), 10, 32); err != nil || parsedStatus < 200 || parsedStatus > 599 {
-			bad("status", errStatus)
+		st, err := strconv.Atoi(q.Get("status"))
+		if err != nil || st < 200 || st > 599 {
+			bad("status", "an HTTP status 200–599")
 			return
 		}
-		status = int(parsedStatus)
+		status = st
 	}
 	if hasBytes {
 		if size, err = strconv.ParseInt(q.Get("bytes"), 10, 64); err != nil || size < 0 || size > MaxBytes {
-			bad("bytes", errBytes)
+			bad("bytes", fmt.Sprintf("a byte count 0–%d", MaxBytes))
 			return
 		}
 	}

@@ -23,7 +23,7 @@ type reply struct {
 // filler is the text that pads answers to their drawn size: printable ASCII
 // with no quote or backslash, so it can sit inside a JSON string.
 var filler = func() []byte {
-	const line = "The quick brown fox jumps over the lazy dog; mockupstream filler text 0123456789.\n"
+	const line = "The quick brown fox jumps over the lazy dog; mockupstream filler text 0123456789. "
 	b := make([]byte, 64<<10)
 	for i := range b {
 		b[i] = line[i%len(line)]

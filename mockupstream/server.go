@@ -32,8 +32,7 @@ type Server struct {
 	ln      *requeueListener
 
 	holdMu sync.Mutex
-	holds  map[*held]struct{}
-	holdWG sync.WaitGroup
+	holds  map[*held]struct{} // parked calls not yet ended
 
 	drainCh, abortCh     chan struct{}
 	drainOnce, abortOnce sync.Once
@@ -107,13 +106,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.drainOnce.Do(func() { close(s.drainCh) })
 	err := s.hs.Shutdown(ctx)
 	if err == nil {
-		done := make(chan struct{})
-		go func() { s.holdWG.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
+		err = s.waitHolds(ctx)
 	}
 	if err != nil {
 		_ = s.Close()
@@ -133,8 +126,29 @@ func (s *Server) Close() error {
 		h.conn.Close()
 	}
 	s.holdMu.Unlock()
-	s.holdWG.Wait()
-	return err
+	// Their connections are closed: the goroutines end at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return errors.Join(err, s.waitHolds(ctx))
+}
+
+// waitHolds waits until no call is parked or ctx is done.
+func (s *Server) waitHolds(ctx context.Context) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.holdMu.Lock()
+		n := len(s.holds)
+		s.holdMu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 func (s *Server) draining() bool {
@@ -312,7 +326,6 @@ func (s *Server) park(w http.ResponseWriter, r *http.Request, k Kind, d Draw, re
 	default:
 	}
 	s.holds[h] = struct{}{}
-	s.holdWG.Add(1)
 	s.holdMu.Unlock()
 	go h.wait(due)
 	return true
@@ -323,5 +336,4 @@ func (s *Server) untrack(h *held) {
 	s.holdMu.Lock()
 	delete(s.holds, h)
 	s.holdMu.Unlock()
-	s.holdWG.Done()
 }
