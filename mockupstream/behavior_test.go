@@ -38,7 +38,9 @@ func TestBehavior_ValidateNamesTheField(t *testing.T) {
 		// A log-normal needs a positive median.
 		{"field=list.median", func(b *mockupstream.Behavior) { b.List = mockupstream.Latency{P95: ms(500)} }, "list.median"},
 		// Jitter and p95 are two different shapes.
-		{"field=call.jitter", func(b *mockupstream.Behavior) { b.Call = mockupstream.Latency{Median: ms(1), Jitter: ms(1), P95: ms(2)} }, "call.jitter"},
+		{"field=call.jitter", func(b *mockupstream.Behavior) {
+			b.Call = mockupstream.Latency{Median: ms(1), Jitter: ms(1), P95: ms(2)}
+		}, "call.jitter"},
 		// A cap below the p95 would move the p95.
 		{"field=call.cap", func(b *mockupstream.Behavior) { b.Call = mockupstream.Latency{Median: ms(1), P95: ms(20), Cap: ms(10)} }, "call.cap"},
 		// Fractions live in [0, 1].

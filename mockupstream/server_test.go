@@ -71,13 +71,13 @@ func TestServer_AdminRejectsBadBehavior(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, want string
 	}{
-		{"bad=p95", `{"call":{"median":"2s","p95":"1s"}}`, "call.p95"},           // p95 below median
-		{"bad=fraction", `{"faults":{"reset":1.5}}`, "faults.reset"},              // fraction above 1
-		{"bad=duration", `{"list":{"median":"later"}}`, "list.median"},            // not a duration
-		{"bad=unknown field", `{"latency":"1s"}`, `unknown field "latency"`},      // typo
-		{"bad=json", `{"call":`, "behavior JSON"},                                 // truncated
-		{"bad=negative", `{"initialize":{"median":-3}}`, "initialize.median"},     // negative ms
-		{"bad=type", `{"sizes":[{"weight":"heavy"}]}`, "sizes.weight"},            // wrong type
+		{"bad=p95", `{"call":{"median":"2s","p95":"1s"}}`, "call.p95"},              // p95 below median
+		{"bad=fraction", `{"faults":{"reset":1.5}}`, "faults.reset"},                // fraction above 1
+		{"bad=duration", `{"list":{"median":"later"}}`, "list.median"},              // not a duration
+		{"bad=unknown field", `{"latency":"1s"}`, `unknown field "latency"`},        // typo
+		{"bad=json", `{"call":`, "behavior JSON"},                                   // truncated
+		{"bad=negative", `{"initialize":{"median":-3}}`, "initialize.median"},       // negative ms
+		{"bad=type", `{"sizes":[{"weight":"heavy"}]}`, "sizes.weight"},              // wrong type
 		{"bad=status", `{"faults":{"http_5xx":0.1,"status":200}}`, "faults.status"}, // not 5xx
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -341,11 +341,11 @@ func TestServer_BearerAuth(t *testing.T) {
 		header string
 		status int
 	}{
-		{"token=any/header=none", "", "", 401},                   // no header
-		{"token=any/header=empty", "", "Bearer ", 401},           // empty token
+		{"token=any/header=none", "", "", 401},                    // no header
+		{"token=any/header=empty", "", "Bearer ", 401},            // empty token
 		{"token=any/header=basic", "", "Basic dXNlcjpwdw==", 401}, // another scheme
-		{"token=any/header=bearer", "", "Bearer abc", 200},       // any token
-		{"token=set/header=wrong", "s3cret", "Bearer abc", 401},  // wrong token
+		{"token=any/header=bearer", "", "Bearer abc", 200},        // any token
+		{"token=set/header=wrong", "s3cret", "Bearer abc", 401},   // wrong token
 		{"token=set/header=right", "s3cret", "Bearer s3cret", 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
