@@ -1,0 +1,233 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Upstream modes, the values of Config.UpstreamMode.
+const (
+	// ModeAsync gives every upstream request its own goroutine on a pooled,
+	// keep-alive HTTP client: any number run at once.
+	ModeAsync = "async"
+	// ModeSync runs upstream requests on Config.Workers fixed workers, each
+	// held for the whole round trip; further requests queue for a worker.
+	ModeSync = "sync"
+)
+
+// MaxCallTimeout is the cap on Config.CallTimeout: 50 s.
+const MaxCallTimeout = 50 * time.Second
+
+// Config configures a relay. The zero value is not usable: start from
+// [DefaultConfig] or [ConfigFromEnv].
+type Config struct {
+	// Addr is the listen address Serve's caller uses (RELAY_ADDR); default ":8080".
+	Addr string
+	// DatabaseURL is a postgres:// URL (DATABASE_URL); empty selects the
+	// embedded SQLite file at SQLitePath.
+	DatabaseURL string
+	// SQLitePath is the SQLite database file (RELAY_SQLITE_PATH); default "relay.db".
+	SQLitePath string
+	// UpstreamMode is ModeAsync or ModeSync (RELAY_UPSTREAM_MODE); default async.
+	UpstreamMode string
+	// Workers is the number of upstream workers in sync mode (RELAY_WORKERS); default 32.
+	Workers int
+	// Metrics turns on Prometheus metrics at GET /metrics (RELAY_METRICS=1); default off.
+	Metrics bool
+	// DrainTimeout bounds how long Shutdown waits for in-flight calls
+	// (RELAY_DRAIN_TIMEOUT); default 30 s.
+	DrainTimeout time.Duration
+	// Faults are the injected regressions (RELAY_FAULT); default none.
+	Faults Faults
+	// CallTimeout bounds one upstream request (RELAY_CALL_TIMEOUT); default
+	// and maximum 50 s.
+	CallTimeout time.Duration
+	// KeepaliveInterval is the time between keepalive comments on held
+	// streams (RELAY_KEEPALIVE_INTERVAL); default 15 s.
+	KeepaliveInterval time.Duration
+	// StreamWriteTimeout bounds one write to a held stream; a stream whose
+	// client does not take an event within it is closed
+	// (RELAY_STREAM_WRITE_TIMEOUT); default 5 s.
+	StreamWriteTimeout time.Duration
+	// MaxBodyBytes is the largest accepted request body in bytes; larger
+	// bodies get 413 (RELAY_MAX_BODY_BYTES); default 1 MiB.
+	MaxBodyBytes int64
+	// MaxUpstreamBytes is the largest upstream answer in bytes; a larger one
+	// is a tool error (RELAY_MAX_UPSTREAM_BYTES); default 16 MiB.
+	MaxUpstreamBytes int64
+	// AuthCacheTTL is how long a validated token is remembered; 0 queries
+	// the database on every request (RELAY_AUTH_CACHE_TTL); default 5 s.
+	AuthCacheTTL time.Duration
+	// DBMaxConns is the PostgreSQL pool size, or the number of SQLite read
+	// connections (RELAY_DB_MAX_CONNS); default 20.
+	DBMaxConns int
+	// ReplayLimit is the most events a stream resends after Last-Event-ID
+	// (RELAY_REPLAY_LIMIT); default 1000.
+	ReplayLimit int
+	// LogLevel is the minimum level logged (RELAY_LOG_LEVEL: debug, info,
+	// warn, error); default info.
+	LogLevel slog.Level
+	// Logger receives the relay's logs; nil logs JSON to stderr at LogLevel.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the configuration with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		Addr:               ":8080",
+		SQLitePath:         "relay.db",
+		UpstreamMode:       ModeAsync,
+		Workers:            32,
+		DrainTimeout:       30 * time.Second,
+		CallTimeout:        MaxCallTimeout,
+		KeepaliveInterval:  15 * time.Second,
+		StreamWriteTimeout: 5 * time.Second,
+		MaxBodyBytes:       1 << 20,
+		MaxUpstreamBytes:   16 << 20,
+		AuthCacheTTL:       5 * time.Second,
+		DBMaxConns:         20,
+		ReplayLimit:        1000,
+		LogLevel:           slog.LevelInfo,
+	}
+}
+
+// ConfigFromEnv returns DefaultConfig overridden by the environment, read
+// through getenv (os.Getenv in a program). Every bad value is reported, each
+// error naming its variable and what would be accepted.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := DefaultConfig()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	dur := func(name string, dst *time.Duration, allowZero bool) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d == 0 && !allowZero) {
+			errs = append(errs, fmt.Errorf("%s=%q: want a positive duration such as 30s or 1500ms", name, v))
+			return
+		}
+		*dst = d
+	}
+	num := func(name string, dst *int64) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", name, v))
+			return
+		}
+		*dst = n
+	}
+	integer := func(name string, dst *int) {
+		n := int64(*dst)
+		num(name, &n)
+		*dst = int(n)
+	}
+
+	str("RELAY_ADDR", &c.Addr)
+	str("DATABASE_URL", &c.DatabaseURL)
+	str("RELAY_SQLITE_PATH", &c.SQLitePath)
+	str("RELAY_UPSTREAM_MODE", &c.UpstreamMode)
+	integer("RELAY_WORKERS", &c.Workers)
+	if v := strings.TrimSpace(getenv("RELAY_METRICS")); v != "" {
+		switch v {
+		case "1", "true", "on":
+			c.Metrics = true
+		case "0", "false", "off":
+			c.Metrics = false
+		default:
+			errs = append(errs, fmt.Errorf("RELAY_METRICS=%q: want 0 or 1", v))
+		}
+	}
+	dur("RELAY_DRAIN_TIMEOUT", &c.DrainTimeout, true)
+	if v := getenv("RELAY_FAULT"); strings.TrimSpace(v) != "" {
+		f, err := ParseFaults(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("RELAY_FAULT: %w", err))
+		}
+		c.Faults = f
+	}
+	dur("RELAY_CALL_TIMEOUT", &c.CallTimeout, false)
+	dur("RELAY_KEEPALIVE_INTERVAL", &c.KeepaliveInterval, false)
+	dur("RELAY_STREAM_WRITE_TIMEOUT", &c.StreamWriteTimeout, false)
+	num("RELAY_MAX_BODY_BYTES", &c.MaxBodyBytes)
+	num("RELAY_MAX_UPSTREAM_BYTES", &c.MaxUpstreamBytes)
+	dur("RELAY_AUTH_CACHE_TTL", &c.AuthCacheTTL, true)
+	integer("RELAY_DB_MAX_CONNS", &c.DBMaxConns)
+	integer("RELAY_REPLAY_LIMIT", &c.ReplayLimit)
+	if v := strings.TrimSpace(getenv("RELAY_LOG_LEVEL")); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			errs = append(errs, fmt.Errorf("RELAY_LOG_LEVEL=%q: want debug, info, warn or error", v))
+		}
+	}
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
+	return c, c.Validate()
+}
+
+// Validate reports every field that is out of range, naming the environment
+// variable that sets it.
+func (c Config) Validate() error {
+	var errs []error
+	if c.UpstreamMode != ModeAsync && c.UpstreamMode != ModeSync {
+		errs = append(errs, fmt.Errorf("RELAY_UPSTREAM_MODE=%q: want %q or %q", c.UpstreamMode, ModeAsync, ModeSync))
+	}
+	if c.Workers <= 0 {
+		errs = append(errs, fmt.Errorf("RELAY_WORKERS=%d: want a positive number of workers", c.Workers))
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		errs = append(errs, fmt.Errorf("DATABASE_URL: want a postgres:// URL, or leave it empty for SQLite at RELAY_SQLITE_PATH"))
+	}
+	if c.DatabaseURL == "" && (c.SQLitePath == "" || strings.ContainsAny(c.SQLitePath, "?#")) {
+		errs = append(errs, fmt.Errorf("RELAY_SQLITE_PATH=%q: want a file path without '?' or '#'", c.SQLitePath))
+	}
+	if c.DrainTimeout < 0 {
+		errs = append(errs, fmt.Errorf("RELAY_DRAIN_TIMEOUT=%s: want zero or more", c.DrainTimeout))
+	}
+	if c.CallTimeout <= 0 || c.CallTimeout > MaxCallTimeout {
+		errs = append(errs, fmt.Errorf("RELAY_CALL_TIMEOUT=%s: want more than 0 and at most %s", c.CallTimeout, MaxCallTimeout))
+	}
+	if c.KeepaliveInterval <= 0 {
+		errs = append(errs, fmt.Errorf("RELAY_KEEPALIVE_INTERVAL=%s: want a positive duration", c.KeepaliveInterval))
+	}
+	if c.StreamWriteTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("RELAY_STREAM_WRITE_TIMEOUT=%s: want a positive duration", c.StreamWriteTimeout))
+	}
+	if c.MaxBodyBytes <= 0 {
+		errs = append(errs, fmt.Errorf("RELAY_MAX_BODY_BYTES=%d: want a positive number of bytes", c.MaxBodyBytes))
+	}
+	if c.MaxUpstreamBytes <= 0 {
+		errs = append(errs, fmt.Errorf("RELAY_MAX_UPSTREAM_BYTES=%d: want a positive number of bytes", c.MaxUpstreamBytes))
+	}
+	if c.AuthCacheTTL < 0 {
+		errs = append(errs, fmt.Errorf("RELAY_AUTH_CACHE_TTL=%s: want zero (no cache) or more", c.AuthCacheTTL))
+	}
+	if c.DBMaxConns <= 0 {
+		errs = append(errs, fmt.Errorf("RELAY_DB_MAX_CONNS=%d: want a positive number of connections", c.DBMaxConns))
+	}
+	if c.ReplayLimit <= 0 {
+		errs = append(errs, fmt.Errorf("RELAY_REPLAY_LIMIT=%d: want a positive number of events", c.ReplayLimit))
+	}
+	return errors.Join(errs...)
+}
+
+// Dialect returns "postgres" when DatabaseURL is set, else "sqlite".
+func (c Config) Dialect() string {
+	if c.DatabaseURL != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}

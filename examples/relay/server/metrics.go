@@ -1,0 +1,111 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics holds the relay's Prometheus collectors. A nil *metrics (metrics
+// off) records nothing and costs nothing.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	calls    *prometheus.CounterVec
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "relay_http_requests_total",
+			Help: "HTTP requests answered, by route and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "relay_http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, by route (for streams: until the stream is open).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25, 50},
+		}, []string{"route"}),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "relay_tool_calls_total",
+			Help: "tools/call requests finished, by outcome (ok, tool_error, upstream_error, timeout, cancelled).",
+		}, []string{"outcome"}),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.latency, m.calls,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "relay_inflight_requests",
+			Help: "POST /mcp requests being served.",
+		}, func() float64 { return float64(s.calls.count()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "relay_upstream_queued",
+			Help: "Upstream requests waiting for a worker (sync mode).",
+		}, func() float64 { return float64(s.up.queued.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "relay_upstream_active",
+			Help: "Upstream requests in their round trip.",
+		}, func() float64 { return float64(s.up.active.Load()) }),
+	)
+	for k := range numStreamKinds {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "relay_held_streams",
+			Help:        "Event streams held open, by kind (user: GET /mcp, workspace: GET /api/events).",
+			ConstLabels: prometheus.Labels{"kind": k.String()},
+		}, func() float64 { return float64(s.hub.heldStreams(k)) }))
+	}
+	return m
+}
+
+// call counts one finished tools/call.
+func (m *metrics) call(outcome string) {
+	if m != nil {
+		m.calls.WithLabelValues(outcome).Inc()
+	}
+}
+
+// handler serves GET /metrics.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// instrument wraps h to count and time its requests under route.
+func (m *metrics) instrument(route string, h http.Handler) http.Handler {
+	if m == nil {
+		return h
+	}
+	lat := m.latency.WithLabelValues(route)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
+		lat.Observe(time.Since(start).Seconds())
+		code := rec.code
+		if code == 0 {
+			code = http.StatusOK // hijacked streams, and handlers that only Write
+		}
+		m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	})
+}
+
+// statusRecorder remembers the status code; Unwrap lets
+// http.ResponseController reach Flush and Hijack underneath.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,283 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"github.com/headroom-dev/headroom/examples/relay/schema"
+)
+
+// sqliteStore keeps everything in one SQLite file in WAL mode: one writer
+// connection (SQLite allows one writer at a time) and a small pool of
+// readers. Events fan out in process, after the write commits.
+type sqliteStore struct {
+	w, r    *sql.DB
+	deliver func(Event)
+	// mu orders commit-then-deliver so that events reach subscribers in id
+	// order, and lets barrier wait for deliveries in progress.
+	mu sync.Mutex
+}
+
+// sqliteDSN returns the DSN for path with the relay's pragmas.
+func sqliteDSN(path string, readOnly bool) string {
+	q := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	if readOnly {
+		q += "&_pragma=query_only(1)"
+	}
+	return "file:" + path + q
+}
+
+// openSQLite opens (creating if needed) the file at path and applies the
+// migrations. readers is the size of the read pool.
+func openSQLite(ctx context.Context, path string, readers int, deliver func(Event)) (*sqliteStore, error) {
+	w, err := sql.Open("sqlite", sqliteDSN(path, false))
+	if err != nil {
+		return nil, fmt.Errorf("relay: open SQLite %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("relay: open SQLite %s (RELAY_SQLITE_PATH): %w", path, err)
+	}
+	if err := migrateSQLite(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", sqliteDSN(path, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("relay: open SQLite %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
+	r.SetConnMaxIdleTime(0)
+	return &sqliteStore{w: w, r: r, deliver: deliver}, nil
+}
+
+// migrateSQLite applies the missing migrations, each in its own
+// transaction (BEGIN IMMEDIATE: one migrator at a time).
+func migrateSQLite(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, schema.VersionTable); err != nil {
+		return fmt.Errorf("relay: migrate: %w", err)
+	}
+	for _, m := range schema.Migrations(schema.SQLite) {
+		err := func() error {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			var v int
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+				return err
+			}
+			if v >= m.Version {
+				return nil
+			}
+			for _, s := range m.Statements {
+				if _, err := tx.ExecContext(ctx, s); err != nil {
+					return fmt.Errorf("%w in %s", err, firstLine(s))
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, m.Version); err != nil {
+				return err
+			}
+			return tx.Commit()
+		}()
+		if err != nil {
+			return fmt.Errorf("relay: migrate SQLite to version %d: %w", m.Version, err)
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func (s *sqliteStore) dialect() string { return "sqlite" }
+
+func (s *sqliteStore) authenticate(ctx context.Context, tokenHash string) (principal, bool, error) {
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT u.id, u.workspace_id, c.id, c.name, c.upstream_url
+		FROM users u LEFT JOIN connectors c ON c.user_id = u.id
+		WHERE u.token_hash = ? ORDER BY c.id`, tokenHash)
+	if err != nil {
+		return principal{}, false, err
+	}
+	defer rows.Close()
+	var p principal
+	found := false
+	for rows.Next() {
+		var cid sql.NullInt64
+		var name, url sql.NullString
+		if err := rows.Scan(&p.UserID, &p.WorkspaceID, &cid, &name, &url); err != nil {
+			return principal{}, false, err
+		}
+		found = true
+		if cid.Valid {
+			p.Connectors = append(p.Connectors, connector{ID: cid.Int64, Name: name.String, URL: url.String})
+		}
+	}
+	return p, found, rows.Err()
+}
+
+func (s *sqliteStore) recordCall(ctx context.Context, rec callRecord, payload string) (Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return Event{}, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO usage (workspace_id, user_id, connector_id, tool, started_at, duration_us, outcome, bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		rec.WorkspaceID, rec.UserID, rec.ConnectorID, rec.Tool, rec.StartedAt.UnixMicro(),
+		rec.Duration.Microseconds(), rec.Outcome, rec.Bytes); err != nil {
+		return Event{}, err
+	}
+	ev := Event{WorkspaceID: rec.WorkspaceID, UserID: rec.UserID, Kind: "call", Payload: payload}
+	ev.WrittenAt = time.Now().UTC().Truncate(time.Microsecond)
+	if err := tx.QueryRowContext(ctx, `
+		INSERT INTO events (workspace_id, user_id, kind, payload, created_at)
+		VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		ev.WorkspaceID, ev.UserID, ev.Kind, ev.Payload, ev.WrittenAt.UnixMicro()).Scan(&ev.ID); err != nil {
+		return Event{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Event{}, err
+	}
+	if s.deliver != nil {
+		s.deliver(ev)
+	}
+	return ev, nil
+}
+
+func (s *sqliteStore) eventsAfter(ctx context.Context, workspaceID, userID, afterID int64, limit int) ([]Event, error) {
+	q := `SELECT id, workspace_id, user_id, kind, payload, created_at FROM events
+		WHERE workspace_id = ? AND id > ? AND (? = 0 OR user_id = ?) ORDER BY id LIMIT ?`
+	rows, err := s.r.QueryContext(ctx, q, workspaceID, afterID, userID, userID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var us int64
+		if err := rows.Scan(&e.ID, &e.WorkspaceID, &e.UserID, &e.Kind, &e.Payload, &us); err != nil {
+			return nil, err
+		}
+		e.WrittenAt = time.UnixMicro(us).UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// sqliteDashboard ranks each tool's durations with window functions and
+// picks the two ranks around the 95th percentile (SQLite has no
+// percentile_cont); p95 interpolates between them.
+const sqliteDashboard = `
+	WITH r AS (
+		SELECT tool, duration_us,
+			ROW_NUMBER() OVER (PARTITION BY tool ORDER BY duration_us) - 1 AS rn,
+			COUNT(*) OVER (PARTITION BY tool) AS n,
+			SUM(outcome <> 'ok') OVER (PARTITION BY tool) AS errs
+		FROM usage
+		WHERE workspace_id = ? AND started_at >= ? %s
+	)
+	SELECT tool, n, errs,
+		MAX(CASE WHEN rn = CAST(0.95 * (n - 1) AS INTEGER) THEN duration_us END),
+		MAX(CASE WHEN rn = CAST(0.95 * (n - 1) AS INTEGER) + 1 THEN duration_us END)
+	FROM r GROUP BY tool, n, errs ORDER BY n DESC, tool`
+
+func (s *sqliteStore) dashboard(ctx context.Context, workspaceID int64, since time.Time, nPlusOne bool) ([]ToolStats, error) {
+	if !nPlusOne {
+		return s.dashboardQuery(ctx, fmt.Sprintf(sqliteDashboard, ""), workspaceID, since.UnixMicro())
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT tool FROM usage WHERE workspace_id = ? AND started_at >= ?`,
+		workspaceID, since.UnixMicro())
+	if err != nil {
+		return nil, err
+	}
+	var tools []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		tools = append(tools, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []ToolStats
+	for _, t := range tools {
+		one, err := s.dashboardQuery(ctx, fmt.Sprintf(sqliteDashboard, "AND tool = ?"), workspaceID, since.UnixMicro(), t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, one...)
+	}
+	sortStats(out)
+	return out, nil
+}
+
+func (s *sqliteStore) dashboardQuery(ctx context.Context, q string, args ...any) ([]ToolStats, error) {
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ToolStats
+	for rows.Next() {
+		var t ToolStats
+		var lo, hi sql.NullFloat64
+		if err := rows.Scan(&t.Tool, &t.Calls, &t.Errors, &lo, &hi); err != nil {
+			return nil, err
+		}
+		if !hi.Valid {
+			hi = lo
+		}
+		t.P95DurationUS = p95(t.Calls, lo.Float64, hi.Float64)
+		out = append(out, t)
+	}
+	return finishStats(out), rows.Err()
+}
+
+func (s *sqliteStore) schemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v)
+	return v, err
+}
+
+// barrier waits for a delivery in progress: SQLite delivers in the
+// committing goroutine, under mu.
+func (s *sqliteStore) barrier(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.mu.Lock(); s.mu.Unlock(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *sqliteStore) close() {
+	s.r.Close()
+	s.w.Close()
+}
