@@ -144,7 +144,7 @@ func (p *Parser) appendPartial(b []byte) bool {
 		return false
 	}
 	if len(p.line)+len(b) > p.max() {
-		p.Handler.Malformed(httpc.NewProtocolError("sse: line longer than MaxEventSize "+strconv.Itoa(p.max()), append(p.line, b...)))
+		p.Handler.Malformed(httpc.NewProtocolError("sse: event larger than MaxEventSize "+strconv.Itoa(p.max()), append(p.line, b...)))
 		p.line = p.line[:0]
 		p.longLine = true
 		p.skipping = true // the event it belongs to is broken too

@@ -1,0 +1,72 @@
+package sse
+
+import (
+	"context"
+	"sync"
+
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+)
+
+// Group is a set of streams sharing one Config and one set of counters,
+// such as every modeled user's notification stream in a run.
+type Group struct {
+	cfg Config
+	tgt target
+	c   counters
+
+	mu      sync.Mutex
+	streams []*Stream
+}
+
+// NewGroup returns a Group for cfg. It fails when the URL or a field is
+// invalid; the error names it.
+func NewGroup(cfg Config) (*Group, error) {
+	c, t, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Group{cfg: c, tgt: t}, nil
+}
+
+// Open starts a stream that connects, holds and reconnects until ctx ends
+// or Close is called. header adds per-stream request headers (a user's
+// token, an X-Forwarded-For address) to the group's.
+func (g *Group) Open(ctx context.Context, header ...httpc.Header) *Stream {
+	s := newStream(g, header)
+	g.mu.Lock()
+	g.streams = append(g.streams, s)
+	g.mu.Unlock()
+	g.c.streams.Add(1)
+	s.c.streams.Add(1)
+	s.start(ctx)
+	return s
+}
+
+// Stats returns the group's counters now; Missing is summed over streams
+// as of now.
+func (g *Group) Stats() Stats {
+	st := g.c.snapshot()
+	st.Missing = 0
+	g.mu.Lock()
+	for _, s := range g.streams {
+		st.Missing += s.missing()
+	}
+	g.mu.Unlock()
+	st.Clock = g.cfg.ClockName
+	return st
+}
+
+// Close stops every stream, records their delivery samples and returns the
+// group's final counters.
+func (g *Group) Close() Stats {
+	g.mu.Lock()
+	streams := append([]*Stream(nil), g.streams...)
+	g.mu.Unlock()
+	for _, s := range streams {
+		s.cancel()
+	}
+	for _, s := range streams {
+		s.Close()
+	}
+	return g.Stats()
+}

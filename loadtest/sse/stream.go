@@ -1,0 +1,549 @@
+package sse
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+)
+
+// Stream is one held event stream: a goroutine that connects, reads and
+// reconnects with Last-Event-ID until its context ends or Close is called.
+type Stream struct {
+	g      *Group
+	req    []byte // request head up to the Last-Event-ID, without the final CRLF
+	cancel context.CancelFunc
+	stop   func() bool
+	done   chan struct{}
+	c      counters
+
+	connMu sync.Mutex
+	conn   net.Conn
+
+	parser    Parser
+	buf       []byte
+	dc        dechunker
+	connStart time.Time
+	readAt    time.Time
+	gotFirst  bool
+	unhealthy bool
+	gotData   bool
+	retry     time.Duration
+	everConn  bool
+
+	mu       sync.Mutex
+	lastID   []byte // copy of the parser's last event ID for other goroutines
+	expectN  int64
+	wantIDs  map[string]struct{}
+	seenIDs  map[string]struct{}
+	finished bool
+}
+
+func newStream(g *Group, header []httpc.Header) *Stream {
+	t := &g.tgt
+	b := make([]byte, 0, 96+len(t.path)+len(t.host))
+	b = append(b, "GET "...)
+	b = append(b, t.path...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, t.host...)
+	b = append(b, "\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n"...)
+	for _, hs := range [][]httpc.Header{g.cfg.Header, header} {
+		for _, h := range hs {
+			if h.Name == "" || containsAny(h.Name, " :\r\n") || containsAny(h.Value, "\r\n") {
+				continue // never break the framing; NewGroup validated the group's
+			}
+			b = append(b, h.Name...)
+			b = append(b, ": "...)
+			b = append(b, h.Value...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	s := &Stream{g: g, req: b, done: make(chan struct{})}
+	s.parser.Handler = (*handler)(s)
+	s.parser.MaxEventSize = g.cfg.MaxEventSize
+	return s
+}
+
+func (s *Stream) start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	s.stop = context.AfterFunc(ctx, s.closeConn)
+	go s.run(ctx)
+}
+
+// Close stops the stream, waits for its goroutine, records its delivery
+// sample (when anything was expected) and returns its counters.
+func (s *Stream) Close() Stats {
+	s.cancel()
+	<-s.done
+	s.mu.Lock()
+	first := !s.finished
+	s.finished = true
+	s.mu.Unlock()
+	if first {
+		s.stop()
+		if exp, miss, sample := s.delivery(); exp > 0 {
+			s.c.missing.Store(miss)
+			s.g.c.missing.Add(miss)
+			r := loadtest.Response{Outcome: loadtest.OK}
+			if miss > 0 {
+				r = loadtest.Response{Outcome: loadtest.AppError, Err: fmt.Errorf("sse: missed %d of %d expected events%s", miss, exp, sample)}
+			}
+			s.record(KindDelivery, 0, r)
+		}
+	}
+	return s.Stats()
+}
+
+// Done is closed when the stream's goroutine has ended.
+func (s *Stream) Done() <-chan struct{} { return s.done }
+
+// Stats returns the stream's counters now.
+func (s *Stream) Stats() Stats {
+	st := s.c.snapshot()
+	st.Missing = s.missing()
+	st.Clock = s.g.cfg.ClockName
+	return st
+}
+
+// LastEventID returns the last event ID received, which the stream sends as
+// Last-Event-ID when it reconnects.
+func (s *Stream) LastEventID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.lastID)
+}
+
+// Expect adds n to the number of events this stream must deliver, such as
+// one per tool call whose completion the target announces on the stream.
+// Events that arrived before the call count too.
+func (s *Stream) Expect(n int) {
+	s.mu.Lock()
+	s.expectN += int64(n)
+	s.mu.Unlock()
+	s.c.expected.Add(int64(n))
+	s.g.c.expected.Add(int64(n))
+}
+
+// ExpectID registers an event id this stream must deliver. It matches an
+// event received after the call, or before it when Config.TrackIDs is set.
+func (s *Stream) ExpectID(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.c.expected.Add(1)
+	s.g.c.expected.Add(1)
+	if _, ok := s.seenIDs[id]; ok {
+		return
+	}
+	if s.wantIDs == nil {
+		s.wantIDs = map[string]struct{}{}
+	}
+	s.wantIDs[id] = struct{}{}
+}
+
+// missing returns the expected events not received so far.
+func (s *Stream) missing() int64 {
+	_, m, _ := s.delivery()
+	return m
+}
+
+func (s *Stream) delivery() (expected, missing int64, sample string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	expected = s.c.expected.Load()
+	if n := s.expectN - s.c.events.Load(); n > 0 {
+		missing = n
+	}
+	missing += int64(len(s.wantIDs))
+	if len(s.wantIDs) > 0 {
+		ids := make([]string, 0, len(s.wantIDs))
+		for id := range s.wantIDs {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		if len(ids) > 10 {
+			ids = append(ids[:10], "…")
+		}
+		sample = fmt.Sprintf(" (ids %v)", ids)
+	}
+	return expected, missing, sample
+}
+
+func (s *Stream) record(kind string, d time.Duration, r loadtest.Response) {
+	if s.g.cfg.Sink != nil {
+		s.g.cfg.Sink.Record(kind, d, r)
+	}
+}
+
+func (s *Stream) closeConn() {
+	s.connMu.Lock()
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+	s.connMu.Unlock()
+}
+
+func (s *Stream) setConn(ctx context.Context, c net.Conn) bool {
+	s.connMu.Lock()
+	s.conn = c
+	s.connMu.Unlock()
+	if ctx.Err() != nil { // cancelled before the conn was visible to closeConn
+		_ = c.Close()
+		return false
+	}
+	return true
+}
+
+func (s *Stream) run(ctx context.Context) {
+	defer close(s.done)
+	defer func() { s.buf = nil }()
+	cfg := &s.g.cfg
+	failures := 0
+	for ctx.Err() == nil {
+		end, progressed := s.session(ctx)
+		if end || ctx.Err() != nil {
+			return
+		}
+		if progressed {
+			failures = 0
+		}
+		failures++
+		wait := max(cfg.MinBackoff, s.retry)
+		for i := 1; i < failures && wait < cfg.MaxBackoff; i++ {
+			wait *= 2
+		}
+		wait = min(wait, cfg.MaxBackoff)
+		wait = wait/2 + rand.N(wait/2+1) // jitter: spread reconnects of many streams
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// session runs one connection. end says the stream must not reconnect (the
+// target answered 204); progressed says the connection delivered data.
+func (s *Stream) session(ctx context.Context) (end, progressed bool) {
+	cfg := &s.g.cfg
+	t := &s.g.tgt
+	s.connStart = cfg.Now()
+	realStart := time.Now()
+	s.gotFirst, s.gotData = false, false
+	s.parser.Reset()
+	s.dc = dechunker{}
+	if s.buf == nil {
+		s.buf = make([]byte, cfg.BufferSize)
+	}
+
+	connectFail := func(r loadtest.Response) (bool, bool) {
+		s.c.connectErrors.Add(1)
+		s.g.c.connectErrors.Add(1)
+		if ctx.Err() != nil {
+			return true, false
+		}
+		s.record(KindConnect, cfg.Now().Sub(s.connStart), r)
+		return false, false
+	}
+	dctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	conn, err := cfg.Dial(dctx, t.addr, t.secure, hostOnly(t.host))
+	cancel()
+	if err != nil {
+		return connectFail(httpc.ErrorResponse(err))
+	}
+	defer conn.Close()
+	if !s.setConn(ctx, conn) {
+		return true, false
+	}
+	defer s.setConn(context.Background(), nil)
+	_ = conn.SetDeadline(realStart.Add(cfg.ConnectTimeout))
+
+	// Request.
+	lastID := s.parser.LastEventID()
+	req := append(s.buf[:0], s.req...)
+	if len(lastID) > 0 {
+		req = append(req, "Last-Event-ID: "...)
+		req = append(req, lastID...)
+		req = append(req, "\r\n"...)
+	}
+	req = append(req, "\r\n"...)
+	if _, err := conn.Write(req); err != nil {
+		return connectFail(httpc.ErrorResponse(err))
+	}
+
+	// Response head.
+	body, chunked, resp := s.readHead(conn)
+	if resp.Outcome != loadtest.OK || resp.Err != nil {
+		if se, ok := resp.Err.(*httpc.StatusError); ok && se.Code == 204 {
+			s.record(KindConnect, cfg.Now().Sub(s.connStart), loadtest.Response{Outcome: loadtest.OK})
+			return true, false // the target asks the client to stop
+		}
+		if resp.Outcome == loadtest.ProtocolError {
+			s.c.protocolErrors.Add(1)
+			s.g.c.protocolErrors.Add(1)
+		}
+		return connectFail(resp)
+	}
+	connectedAt := cfg.Now()
+	s.record(KindConnect, connectedAt.Sub(s.connStart), resp)
+	s.c.connects.Add(1)
+	s.g.c.connects.Add(1)
+	if s.everConn {
+		s.c.reconnects.Add(1)
+		s.g.c.reconnects.Add(1)
+	}
+	s.everConn = true
+	s.c.connected.Add(1)
+	s.g.c.connected.Add(1)
+	defer func() {
+		s.c.connected.Add(-1)
+		s.g.c.connected.Add(-1)
+		s.setHealthy()
+	}()
+	_ = conn.SetWriteDeadline(time.Time{})
+
+	// Body.
+	endErr := s.readBody(ctx, conn, body, chunked)
+	held := cfg.Now().Sub(connectedAt)
+	progressed = s.gotData
+	if ctx.Err() != nil {
+		s.record(KindStream, held, loadtest.Response{Outcome: loadtest.OK})
+		return true, progressed
+	}
+	s.c.drops.Add(1)
+	s.g.c.drops.Add(1)
+	r := httpc.ErrorResponse(endErr)
+	if errors.Is(endErr, io.EOF) {
+		r.Outcome = loadtest.TransportError // the target ended the stream
+	}
+	if r.Outcome == loadtest.ProtocolError {
+		s.c.protocolErrors.Add(1)
+		s.g.c.protocolErrors.Add(1)
+	}
+	s.record(KindStream, held, r)
+	return false, progressed
+}
+
+var errStreamEnded = errors.New("sse: the target ended the stream")
+
+// readBody reads the stream until it ends; it returns why.
+func (s *Stream) readBody(ctx context.Context, conn net.Conn, pending int, chunked bool) error {
+	cfg := &s.g.cfg
+	ka := 2 * cfg.KeepaliveInterval
+	n := pending
+	for {
+		if n > 0 {
+			data := s.buf[:n]
+			if chunked {
+				var done bool
+				var err error
+				data, done, err = s.dc.decode(data)
+				s.feed(data)
+				if err != nil {
+					return err
+				}
+				if done {
+					return errStreamEnded
+				}
+			} else {
+				s.feed(data)
+			}
+		}
+		if ka > 0 {
+			_ = conn.SetReadDeadline(time.Now().Add(ka))
+		} else {
+			_ = conn.SetReadDeadline(time.Time{})
+		}
+		var err error
+		n, err = conn.Read(s.buf)
+		if n > 0 {
+			s.readAt = cfg.Now()
+			s.gotData = true
+			s.setHealthy()
+		}
+		if err != nil {
+			if n > 0 {
+				continue // handle the data first; the error repeats
+			}
+			if ka > 0 && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+				s.setUnhealthy(ka)
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return errStreamEnded
+			}
+			return err
+		}
+	}
+}
+
+func (s *Stream) feed(b []byte) { s.parser.Feed(b) }
+
+func (s *Stream) setUnhealthy(silent time.Duration) {
+	if s.unhealthy {
+		return
+	}
+	s.unhealthy = true
+	s.c.unhealthy.Add(1)
+	s.g.c.unhealthy.Add(1)
+	s.c.unhealthyNow.Add(1)
+	s.g.c.unhealthyNow.Add(1)
+	s.record(KindHealth, silent, loadtest.Response{Outcome: loadtest.Timeout, Err: errSilent})
+}
+
+var errSilent = errors.New("sse: no keepalive within twice the expected interval")
+
+func (s *Stream) setHealthy() {
+	if !s.unhealthy {
+		return
+	}
+	s.unhealthy = false
+	s.c.unhealthyNow.Add(-1)
+	s.g.c.unhealthyNow.Add(-1)
+}
+
+// readHead reads the response head into s.buf and checks it. It returns
+// how many body bytes follow the head at the start of s.buf and whether
+// the body is chunked.
+func (s *Stream) readHead(conn net.Conn) (pending int, chunked bool, r loadtest.Response) {
+	buf := s.buf
+	n := 0
+	end := -1
+	for end < 0 {
+		if n == len(buf) {
+			return 0, false, httpc.ErrorResponse(httpc.NewProtocolError("sse: response head larger than BufferSize "+strconv.Itoa(len(buf))+"; raise Config.BufferSize", buf[:64]))
+		}
+		m, err := conn.Read(buf[n:])
+		n += m
+		if i := bytes.Index(buf[:n], []byte("\r\n\r\n")); i >= 0 {
+			end = i + 4
+			break
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, false, httpc.ErrorResponse(err)
+		}
+	}
+	head := buf[:end]
+	line, rest, _ := bytes.Cut(head, []byte("\r\n"))
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return 0, false, httpc.ErrorResponse(httpc.NewProtocolError("sse: malformed status line", line))
+	}
+	code, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, false, httpc.ErrorResponse(httpc.NewProtocolError("sse: malformed status line", line))
+	}
+	if code != 200 {
+		if code >= 200 && code < 300 && code != 204 {
+			return 0, false, httpc.ErrorResponse(httpc.NewProtocolError("sse: stream answered "+strconv.Itoa(code)+", want 200", line))
+		}
+		if code == 204 {
+			return 0, false, loadtest.Response{Outcome: loadtest.OK, Err: &httpc.StatusError{Code: 204}}
+		}
+		return 0, false, httpc.StatusResponse(code, 0)
+	}
+	isStream := false
+	for len(rest) > 0 {
+		var l []byte
+		l, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		name, value, ok := bytes.Cut(l, []byte(":"))
+		if !ok {
+			continue
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Type")):
+			isStream = bytes.HasPrefix(bytes.ToLower(value), []byte("text/event-stream"))
+			if !isStream {
+				return 0, false, httpc.ErrorResponse(httpc.NewProtocolError("sse: Content-Type is not text/event-stream", value))
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+		}
+	}
+	if !isStream {
+		return 0, false, httpc.ErrorResponse(httpc.NewProtocolError("sse: response has no Content-Type text/event-stream", nil))
+	}
+	s.readAt = s.g.cfg.Now()
+	pending = copy(buf, buf[end:n])
+	return pending, chunked, loadtest.Response{Outcome: loadtest.OK}
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// handler is the Parser's view of a Stream.
+type handler Stream
+
+func (h *handler) Event(ev Event) {
+	s := (*Stream)(h)
+	cfg := &s.g.cfg
+	now := s.readAt
+	s.c.events.Add(1)
+	s.g.c.events.Add(1)
+	if !s.gotFirst {
+		s.gotFirst = true
+		s.record(KindFirstEvent, now.Sub(s.connStart), loadtest.Response{Outcome: loadtest.OK, Bytes: int64(len(ev.Data))})
+	}
+	if w, ok := cfg.WrittenAt(ev); ok {
+		d := now.Sub(w)
+		if d < 0 {
+			s.c.skew.Add(1)
+			s.g.c.skew.Add(1)
+			d = 0
+		}
+		s.c.fanout.Add(1)
+		s.g.c.fanout.Add(1)
+		s.record(cfg.FanoutKind, d, loadtest.Response{Outcome: loadtest.OK, Bytes: int64(len(ev.Data))})
+	}
+	s.mu.Lock()
+	s.lastID = append(s.lastID[:0], ev.ID...)
+	if len(ev.ID) > 0 && (s.wantIDs != nil || cfg.TrackIDs) {
+		id := string(ev.ID)
+		if _, ok := s.wantIDs[id]; ok {
+			delete(s.wantIDs, id)
+		} else if cfg.TrackIDs {
+			if s.seenIDs == nil {
+				s.seenIDs = map[string]struct{}{}
+			}
+			s.seenIDs[id] = struct{}{}
+		}
+	}
+	s.mu.Unlock()
+	if cfg.OnEvent != nil {
+		cfg.OnEvent(s, ev, now)
+	}
+}
+
+func (h *handler) Comment([]byte) {
+	s := (*Stream)(h)
+	s.c.comments.Add(1)
+	s.g.c.comments.Add(1)
+}
+
+func (h *handler) Retry(d time.Duration) { (*Stream)(h).retry = d }
+
+func (h *handler) Malformed(err *httpc.ProtocolError) {
+	s := (*Stream)(h)
+	s.c.protocolErrors.Add(1)
+	s.g.c.protocolErrors.Add(1)
+	s.record(KindMalformed, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
+}

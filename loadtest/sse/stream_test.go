@@ -1,0 +1,387 @@
+package sse_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/sse"
+)
+
+// sample is one recorded sample.
+type sample struct {
+	latency time.Duration
+	resp    loadtest.Response
+}
+
+// sink is a loadtest.Sink that keeps every sample by kind.
+type sink struct {
+	mu sync.Mutex
+	by map[string][]sample
+}
+
+func (s *sink) Record(kind string, latency time.Duration, r loadtest.Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.by == nil {
+		s.by = map[string][]sample{}
+	}
+	s.by[kind] = append(s.by[kind], sample{latency, r})
+}
+
+func (s *sink) get(kind string) []sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]sample(nil), s.by[kind]...)
+}
+
+func (s *sink) outcomes(kind string) []loadtest.Outcome {
+	var out []loadtest.Outcome
+	for _, x := range s.get(kind) {
+		out = append(out, x.resp.Outcome)
+	}
+	return out
+}
+
+// pipeTarget serves streams over net.Pipe inside a synctest bubble: serve
+// gets the attempt number (from 1), the request head and the connection.
+type pipeTarget struct {
+	mu      sync.Mutex
+	attempt int
+	serve   func(attempt int, head string, c net.Conn)
+}
+
+func (p *pipeTarget) dial(ctx context.Context, addr string, secure bool, serverName string) (net.Conn, error) {
+	client, server := net.Pipe()
+	p.mu.Lock()
+	p.attempt++
+	n := p.attempt
+	p.mu.Unlock()
+	go func() {
+		defer server.Close()
+		br := bufio.NewReader(server)
+		var head strings.Builder
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			head.WriteString(l)
+			if l == "\r\n" {
+				break
+			}
+		}
+		p.serve(n, head.String(), server)
+	}()
+	return client, nil
+}
+
+const okHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+
+// hold blocks until the client closes the connection.
+func hold(c net.Conn) { _, _ = io.Copy(io.Discard, c) }
+
+func newGroup(t *testing.T, cfg sse.Config) *sse.Group {
+	t.Helper()
+	if cfg.URL == "" {
+		cfg.URL = "http://127.0.0.1:9/events"
+	}
+	g, err := sse.NewGroup(cfg)
+	require.NoError(t, err)
+	return g
+}
+
+func TestStream_FanoutAndFirstEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &sink{}
+		target := &pipeTarget{serve: func(_ int, _ string, c net.Conn) {
+			_, _ = io.WriteString(c, okHead)
+			time.Sleep(100 * time.Millisecond)
+			// The target wrote the event 250 ms before sending it.
+			written := time.Now().Add(-250 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+			_, _ = fmt.Fprintf(c, "id: 1\nevent: call\ndata: {\"id\":1,\"written_at\":%q}\n\n", written)
+			time.Sleep(time.Second)
+			// An event stamped in the future: clock skew, recorded as 0.
+			future := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+			_, _ = fmt.Fprintf(c, "id: 2\ndata: {\"written_at\":%q}\n\n", future)
+			// An event without a stamp: no fan-out sample.
+			_, _ = io.WriteString(c, "id: 3\ndata: {}\n\n")
+			hold(c)
+		}}
+		g := newGroup(t, sse.Config{Dial: target.dial, Sink: rec})
+		s := g.Open(t.Context())
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		st := s.Close()
+
+		fan := rec.get("fanout")
+		require.Len(t, fan, 2)
+		assert.Equal(t, 250*time.Millisecond, fan[0].latency, "receipt minus written_at")
+		assert.Equal(t, time.Duration(0), fan[1].latency)
+		first := rec.get(sse.KindFirstEvent)
+		require.Len(t, first, 1)
+		assert.Equal(t, 100*time.Millisecond, first[0].latency, "connect to first event")
+		assert.Equal(t, int64(3), st.Events)
+		assert.Equal(t, int64(2), st.FanoutSamples)
+		assert.Equal(t, int64(1), st.ClockSkew)
+		assert.Equal(t, "3", s.LastEventID())
+		assert.Equal(t, sse.DefaultClockName, st.Clock)
+		assert.Equal(t, []loadtest.Outcome{loadtest.OK}, rec.outcomes(sse.KindStream), "ended by Close: OK")
+		assert.Equal(t, int64(0), st.Drops)
+	})
+}
+
+func TestStream_KeepaliveHealth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &sink{}
+		target := &pipeTarget{serve: func(_ int, _ string, c net.Conn) {
+			_, _ = io.WriteString(c, okHead+": hi\n\n")
+			time.Sleep(time.Second)
+			_, _ = io.WriteString(c, ": keepalive\n\n") // on time
+			time.Sleep(5 * time.Second)                  // silent for 5 intervals
+			_, _ = io.WriteString(c, ": keepalive\n\n")
+			hold(c)
+		}}
+		g := newGroup(t, sse.Config{Dial: target.dial, Sink: rec, KeepaliveInterval: time.Second})
+		s := g.Open(t.Context())
+
+		time.Sleep(2500 * time.Millisecond) // 1.5 s after the last keepalive
+		synctest.Wait()
+		assert.Equal(t, int64(0), s.Stats().Unhealthy, "silent for less than twice the interval")
+
+		time.Sleep(time.Second) // 2.5 s of silence
+		synctest.Wait()
+		st := s.Stats()
+		assert.Equal(t, int64(1), st.Unhealthy)
+		assert.Equal(t, int64(1), st.UnhealthyNow)
+
+		time.Sleep(3 * time.Second) // the keepalive came at 6 s
+		synctest.Wait()
+		st = s.Stats()
+		assert.Equal(t, int64(1), st.Unhealthy, "one silence is one episode")
+		assert.Equal(t, int64(0), st.UnhealthyNow)
+		assert.Equal(t, int64(3), st.Comments)
+		assert.Equal(t, int64(0), st.Drops, "a silent stream is unhealthy, not dropped")
+		s.Close()
+		h := rec.get(sse.KindHealth)
+		require.Len(t, h, 1)
+		assert.Equal(t, loadtest.Timeout, h[0].resp.Outcome)
+		assert.Equal(t, 2*time.Second, h[0].latency)
+		assert.Equal(t, int64(1), g.Stats().Unhealthy)
+	})
+}
+
+func TestStream_ReconnectWithLastEventID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &sink{}
+		var heads []string
+		var mu sync.Mutex
+		target := &pipeTarget{serve: func(n int, head string, c net.Conn) {
+			mu.Lock()
+			heads = append(heads, head)
+			mu.Unlock()
+			switch n {
+			case 1:
+				_, _ = io.WriteString(c, okHead+"retry: 2000\nid: 1\ndata: a\n\nid: 2\ndata: b\n\n")
+				// Drop the stream.
+			case 2:
+				_, _ = io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+			default:
+				_, _ = io.WriteString(c, okHead+"id: 3\ndata: c\n\n")
+				hold(c)
+			}
+		}}
+		g := newGroup(t, sse.Config{Dial: target.dial, Sink: rec, Header: []httpc.Header{{Name: "Authorization", Value: "Bearer t"}}})
+		s := g.Open(t.Context(), httpc.Header{Name: "X-Forwarded-For", Value: "198.18.0.1"})
+		s.Expect(3)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		st := s.Close()
+
+		require.Len(t, heads, 3)
+		assert.NotContains(t, heads[0], "Last-Event-ID")
+		assert.Contains(t, heads[1], "Last-Event-ID: 2\r\n")
+		assert.Contains(t, heads[2], "Last-Event-ID: 2\r\n")
+		for _, h := range heads {
+			assert.Contains(t, h, "Accept: text/event-stream\r\n")
+			assert.Contains(t, h, "Authorization: Bearer t\r\n")
+			assert.Contains(t, h, "X-Forwarded-For: 198.18.0.1\r\n")
+		}
+		assert.Equal(t, int64(1), st.Drops)
+		assert.Equal(t, int64(1), st.ConnectErrors)
+		assert.Equal(t, int64(2), st.Connects)
+		assert.Equal(t, int64(1), st.Reconnects)
+		assert.Equal(t, int64(3), st.Events)
+		assert.Equal(t, int64(0), st.Missing)
+		assert.Equal(t, []loadtest.Outcome{loadtest.OK, loadtest.HTTP5xx, loadtest.OK}, rec.outcomes(sse.KindConnect))
+		assert.Equal(t, []loadtest.Outcome{loadtest.TransportError, loadtest.OK}, rec.outcomes(sse.KindStream))
+		assert.Equal(t, []loadtest.Outcome{loadtest.OK}, rec.outcomes(sse.KindDelivery))
+	})
+}
+
+func TestStream_Delivery(t *testing.T) {
+	tests := []struct {
+		name        string
+		trackIDs    bool
+		expectN     int
+		expectIDs   []string
+		wantMissing int64
+	}{
+		// Three events arrive; three expected.
+		{"count-met", false, 3, nil, 0},
+		// Five expected, three arrive: two missing.
+		{"count-missed", false, 5, nil, 2},
+		// Ids registered after arrival match when ids are tracked.
+		{"ids-tracked", true, 0, []string{"e1", "e3"}, 0},
+		// An id that never came is missing.
+		{"ids-missed", true, 0, []string{"e2", "e9"}, 1},
+		// Without tracking, an id that came before it was expected is missing.
+		{"ids-untracked", false, 0, []string{"e1"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run("case="+tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &sink{}
+				target := &pipeTarget{serve: func(_ int, _ string, c net.Conn) {
+					_, _ = io.WriteString(c, okHead+"id: e1\ndata: 1\n\nid: e2\ndata: 2\n\nid: e3\ndata: 3\n\n")
+					hold(c)
+				}}
+				g := newGroup(t, sse.Config{Dial: target.dial, Sink: rec, TrackIDs: tt.trackIDs})
+				s := g.Open(t.Context())
+				time.Sleep(time.Second)
+				synctest.Wait()
+				s.Expect(tt.expectN)
+				for _, id := range tt.expectIDs {
+					s.ExpectID(id)
+				}
+				st := g.Close()
+				assert.Equal(t, tt.wantMissing, st.Missing)
+				d := rec.get(sse.KindDelivery)
+				require.Len(t, d, 1)
+				if tt.wantMissing > 0 {
+					assert.Equal(t, loadtest.AppError, d[0].resp.Outcome)
+					assert.ErrorContains(t, d[0].resp.Err, fmt.Sprintf("missed %d of", tt.wantMissing))
+				} else {
+					assert.Equal(t, loadtest.OK, d[0].resp.Outcome)
+				}
+			})
+		})
+	}
+}
+
+func TestStream_BadInput(t *testing.T) {
+	tests := []struct {
+		name      string
+		response  string
+		kind      string
+		want      loadtest.Outcome
+		errSubstr string
+	}{
+		// Not an event stream.
+		{"content-type", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}", sse.KindConnect, loadtest.ProtocolError, "text/event-stream"},
+		// Not HTTP.
+		{"status-line", "SSH-2.0-OpenSSH\r\n\r\n", sse.KindConnect, loadtest.ProtocolError, "status line"},
+		// Broken chunked framing ends the connection.
+		{"chunked", "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", sse.KindStream, loadtest.ProtocolError, "chunk size"},
+		// An oversize event is skipped; the stream goes on.
+		{"oversize", okHead + "data: " + strings.Repeat("x", 300) + "\n\ndata: ok\n\n", sse.KindMalformed, loadtest.ProtocolError, "MaxEventSize"},
+		// A 401 is the HTTP outcome of the connect.
+		{"unauthorized", "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n", sse.KindConnect, loadtest.HTTP4xx, "401"},
+	}
+	for _, tt := range tests {
+		t.Run("case="+tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rec := &sink{}
+				target := &pipeTarget{serve: func(n int, _ string, c net.Conn) {
+					if n == 1 {
+						_, _ = io.WriteString(c, tt.response)
+					}
+					hold(c)
+				}}
+				g := newGroup(t, sse.Config{Dial: target.dial, Sink: rec, MaxEventSize: 100})
+				s := g.Open(t.Context())
+				time.Sleep(50 * time.Millisecond)
+				synctest.Wait()
+				s.Close()
+				got := rec.get(tt.kind)
+				require.NotEmpty(t, got)
+				assert.Equal(t, tt.want, got[0].resp.Outcome)
+				assert.ErrorContains(t, got[0].resp.Err, tt.errSubstr)
+				if tt.want == loadtest.ProtocolError {
+					assert.Positive(t, s.Stats().ProtocolErrors)
+				}
+				if tt.name == "oversize" {
+					assert.Equal(t, int64(1), s.Stats().Events, "the event after the oversize one arrives")
+				}
+			})
+		})
+	}
+}
+
+func TestStream_204StopsReconnecting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := &pipeTarget{serve: func(_ int, _ string, c net.Conn) {
+			_, _ = io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
+		}}
+		g := newGroup(t, sse.Config{Dial: target.dial})
+		s := g.Open(t.Context())
+		<-s.Done()
+		assert.Equal(t, 1, target.attempt)
+	})
+}
+
+func TestStream_CancelStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := &pipeTarget{serve: func(_ int, _ string, c net.Conn) {
+			_, _ = io.WriteString(c, okHead)
+			hold(c)
+		}}
+		g := newGroup(t, sse.Config{Dial: target.dial})
+		ctx, cancel := context.WithCancel(t.Context())
+		s := g.Open(ctx)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Equal(t, int64(1), g.Stats().Connected)
+		cancel()
+		<-s.Done()
+		assert.Equal(t, int64(0), g.Stats().Connected)
+		assert.Equal(t, int64(0), g.Stats().Drops, "a stream ended by the run is not a drop")
+	})
+}
+
+func TestNewGroup_BadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  sse.Config
+		want string
+	}{
+		// No scheme.
+		{"url", sse.Config{URL: "127.0.0.1/events"}, "scheme"},
+		// Wrong scheme.
+		{"scheme", sse.Config{URL: "ws://127.0.0.1/events"}, "scheme"},
+		// Negative duration.
+		{"duration", sse.Config{URL: "http://127.0.0.1/", KeepaliveInterval: -time.Second}, "negative duration"},
+		// Tiny buffer.
+		{"buffer", sse.Config{URL: "http://127.0.0.1/", BufferSize: 10}, "BufferSize"},
+		// Header injection.
+		{"header", sse.Config{URL: "http://127.0.0.1/", Header: []httpc.Header{{Name: "A", Value: "x\r\nB: y"}}}, "header"},
+	}
+	for _, tt := range tests {
+		t.Run("case="+tt.name, func(t *testing.T) {
+			_, err := sse.NewGroup(tt.cfg)
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+}
