@@ -118,7 +118,7 @@ func checkUsage(t *testing.T, q querier, pop *seed.Population) {
 		require.Equal(t, u.WorkspaceID, ws, "row %d: workspace of user %d", n, uid)
 		i := slices.IndexFunc(u.Connectors, func(c seed.Connector) bool { return c.ID == cid })
 		require.GreaterOrEqual(t, i, 0, "row %d: connector %d is not user %d's", n, cid, uid)
-		require.Contains(t, u.Connectors[i].Tools, tool, "row %d: tool %q is not on connector %d", n, tool, cid)
+		require.Contains(t, u.Connectors[i].QualifiedTools(), tool, "row %d: tool %q is not on connector %d", n, tool, cid)
 		require.True(t, at >= start && at < end, "row %d: started_at %d outside [%d, %d)", n, at, start, end)
 		require.True(t, dur > 0 && dur <= 50e6, "row %d: duration %d µs", n, dur)
 		durations = append(durations, float64(dur))
@@ -153,7 +153,9 @@ func checkUsage(t *testing.T, q querier, pop *seed.Population) {
 	slices.Sort(counts)
 	assert.Len(t, counts, len(s.Tools), "every tool is called")
 	assert.Greater(t, counts[len(counts)-1], 5*counts[0], "tool popularity is skewed")
-	assert.Greater(t, tools[s.Tools[0]], tools[s.Tools[len(s.Tools)-1]], "earlier tools are more popular")
+	first := seed.ConnectorName(0) + "__" + s.Tools[0]
+	last := seed.ConnectorName((len(s.Tools)-1)%s.ConnectorsPerUser) + "__" + s.Tools[len(s.Tools)-1]
+	assert.Greater(t, tools[first], 5*tools[last], "earlier tools are more popular")
 
 	users := make([]int, 0, len(perUser))
 	for _, c := range perUser {
@@ -178,21 +180,22 @@ func checkEvents(t *testing.T, q querier, pop *seed.Population) {
 		uid, kind, payload, at := v[2].(int64), v[3].(string), v[4].(string), micros(v[5])
 		assert.Equal(t, "call", kind)
 		var p struct {
-			UserID     int64  `json:"user_id"`
-			Tool       string `json:"tool"`
-			Outcome    string `json:"outcome"`
-			DurationUS int64  `json:"duration_us"`
-			Bytes      *int64 `json:"bytes"`
+			Tool        string    `json:"tool"`
+			ConnectorID int64     `json:"connector_id"`
+			Outcome     string    `json:"outcome"`
+			DurationUS  int64     `json:"duration_us"`
+			Bytes       *int64    `json:"bytes"`
+			StartedAt   time.Time `json:"started_at"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(payload), &p), payload)
-		assert.Equal(t, uid, p.UserID)
-		conn, _, ok := strings.Cut(p.Tool, "__")
-		require.True(t, ok, "tool %q is qualified", p.Tool)
 		u, _ := pop.User(uid)
-		assert.True(t, slices.ContainsFunc(u.Connectors, func(c seed.Connector) bool { return c.Name == conn }), "connector %q is user %d's", conn, uid)
+		i := slices.IndexFunc(u.Connectors, func(c seed.Connector) bool { return c.ID == p.ConnectorID })
+		require.GreaterOrEqual(t, i, 0, "connector %d is user %d's", p.ConnectorID, uid)
+		assert.Contains(t, u.Connectors[i].QualifiedTools(), p.Tool)
 		assert.Contains(t, []string{"ok", "tool_error", "timeout", "upstream_error"}, p.Outcome)
 		assert.Positive(t, p.DurationUS)
 		assert.NotNil(t, p.Bytes)
+		assert.Equal(t, at, p.StartedAt.UnixMicro()+p.DurationUS, "written when the call completed")
 		assert.GreaterOrEqual(t, at, last, "events in time order by id")
 		assert.Less(t, at, end)
 		last = at

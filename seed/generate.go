@@ -18,7 +18,8 @@ var (
 	// callDuration: tool calls take 1.2 s at the median, 5% over 12 s,
 	// capped at 50 s (in microseconds).
 	callDuration = dist.MustLogNormal[float64](1.2e6, 12e6, 50e6)
-	// timeoutDuration is how long a call that timed out took (the cap).
+	// timeoutDuration is how long a call that timed out took: the relay's
+	// maximum upstream call timeout, 50 s.
 	timeoutDuration = int64(50e6)
 	// outcomes: 8% tool errors, a little timeout and upstream error.
 	outcomes = mustChoice(
@@ -106,11 +107,18 @@ type generator struct {
 	users dist.Choice[int32]
 	// tools picks the tool of a call: tool i has weight 1/(i+1).
 	tools dist.Choice[int32]
+	// qualified are the tools' names as the relay records them,
+	// "<connector>__<tool>": tool i is on connector i mod ConnectorsPerUser.
+	qualified []string
 }
 
 func newGenerator(p *Population, d schema.Dialect) *generator {
 	s := p.Spec
 	g := &generator{p: p, dialect: d, start: s.End.Add(-time.Duration(s.Days) * 24 * time.Hour)}
+	g.qualified = make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		g.qualified[i] = ConnectorName(i%s.ConnectorsPerUser) + "__" + t
+	}
 	if s.UsageRows == 0 && s.EventsRows == 0 {
 		return g
 	}
@@ -277,23 +285,25 @@ func (g *generator) usageRows(yield func([]any) bool) error {
 	row := make([]any, len(usageColumns))
 	g.calls(g.p.Spec.UsageRows, streamUsage, func(c *call) bool {
 		row[0], row[1], row[2] = c.user.WorkspaceID, c.user.ID, c.connector.ID
-		row[3], row[4], row[5] = g.p.Spec.Tools[c.tool], g.timeValue(c.at), c.duration
+		row[3], row[4], row[5] = g.qualified[c.tool], g.timeValue(c.at), c.duration
 		row[6], row[7] = c.outcome, c.bytes
 		return yield(row)
 	})
 	return nil
 }
 
+// eventRows yields one "call" event per drawn call, written when the call
+// completed (created_at), with the payload the relay writes.
 func (g *generator) eventRows(yield func([]any) bool) error {
 	row := make([]any, len(eventColumns))
 	var buf []byte
-	// The JSON strings of the tools' qualified names, "<connector>__<tool>".
-	qualified := make([][]byte, len(g.p.Spec.Tools))
-	for i, t := range g.p.Spec.Tools {
-		qualified[i] = appendJSONString(nil, ConnectorName(i%g.p.Spec.ConnectorsPerUser)+"__"+t)
+	toolJSON := make([][]byte, len(g.qualified))
+	for i, q := range g.qualified {
+		toolJSON[i] = appendJSONString(nil, q)
 	}
 	g.calls(g.p.Spec.EventsRows, streamEvents, func(c *call) bool {
-		buf = appendEventPayload(buf[:0], c, qualified[c.tool])
+		started := c.at.Add(-time.Duration(c.duration) * time.Microsecond)
+		buf = appendEventPayload(buf[:0], c, toolJSON[c.tool], started)
 		row[0], row[1], row[2] = c.user.WorkspaceID, c.user.ID, "call"
 		row[3], row[4] = string(buf), g.timeValue(c.at)
 		return yield(row)
@@ -301,20 +311,23 @@ func (g *generator) eventRows(yield func([]any) bool) error {
 	return nil
 }
 
-// appendEventPayload appends the event's one-line JSON:
-// {"user_id":…,"tool":"<connector>__<tool>","outcome":…,"duration_us":…,"bytes":…}.
-func appendEventPayload(b []byte, c *call, toolJSON []byte) []byte {
-	b = append(b, `{"user_id":`...)
-	b = strconv.AppendInt(b, c.user.ID, 10)
-	b = append(b, `,"tool":`...)
+// appendEventPayload appends a call event's one-line JSON, field for field
+// as the relay writes it:
+// {"tool":"<connector>__<tool>","connector_id":…,"outcome":…,"duration_us":…,"bytes":…,"started_at":"<RFC 3339, UTC, 9 digits>"}.
+func appendEventPayload(b []byte, c *call, toolJSON []byte, started time.Time) []byte {
+	b = append(b, `{"tool":`...)
 	b = append(b, toolJSON...)
+	b = append(b, `,"connector_id":`...)
+	b = strconv.AppendInt(b, c.connector.ID, 10)
 	b = append(b, `,"outcome":"`...)
 	b = append(b, c.outcome...)
 	b = append(b, `","duration_us":`...)
 	b = strconv.AppendInt(b, c.duration, 10)
 	b = append(b, `,"bytes":`...)
 	b = strconv.AppendInt(b, c.bytes, 10)
-	return append(b, '}')
+	b = append(b, `,"started_at":"`...)
+	b = started.UTC().AppendFormat(b, "2006-01-02T15:04:05.000000000Z07:00")
+	return append(b, '"', '}')
 }
 
 // appendJSONString appends s as a JSON string.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/mockupstream"
 	"github.com/headroom-dev/headroom/seed"
 )
 
@@ -58,4 +59,17 @@ func TestConnectorNamesAreUnique(t *testing.T) {
 	}
 	assert.Equal(t, "github", seed.ConnectorName(0))
 	assert.Equal(t, "github-2", seed.ConnectorName(16))
+}
+
+func TestMockToolsMatchTheMockUpstream(t *testing.T) {
+	for _, n := range []int{1, 20, 150} {
+		t.Run("count="+strconv.Itoa(n), func(t *testing.T) {
+			var want []string
+			for _, tool := range mockupstream.Tools(n) {
+				want = append(want, tool.Name)
+			}
+			assert.Equal(t, want, seed.MockTools(n))
+		})
+	}
+	assert.Equal(t, seed.MockTools(20), seed.DefaultTools())
 }

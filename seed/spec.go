@@ -33,8 +33,10 @@ type Spec struct {
 	// each connector needs at least one.
 	ConnectorsPerUser int
 	// Tools names the tools the upstream lists (the mock upstream's
-	// tools/list); default [DefaultTools]. Usage rows draw from them with a
-	// skewed (Zipf-like) popularity: earlier tools are called more.
+	// tools/list); default [DefaultTools], the mock's 20 tools. Usage rows
+	// draw from them with a skewed (Zipf-like) popularity, earlier tools
+	// called more, and record each as the relay does: usage.tool is
+	// "<connector>__<tool>".
 	Tools []string
 	// UpstreamURL is every connector's upstream_url, as reachable from the
 	// relay (the mock upstream's MCP endpoint); default
@@ -90,15 +92,20 @@ const (
 // DefaultEnd is the End of a Spec that gives none: 2026-01-01T00:00:00Z.
 var DefaultEnd = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// DefaultTools returns the default tool catalog: 20 names, as many as the
-// mock upstream lists by default (TOOL_COUNT=20).
-func DefaultTools() []string {
-	return []string{
-		"search", "fetch", "list_items", "get_item", "create_item",
-		"update_item", "delete_item", "query", "summarize", "send_message",
-		"list_channels", "read_file", "write_file", "list_files", "run_report",
-		"get_user", "list_users", "create_comment", "list_comments", "export",
+// DefaultTools returns the default tool catalog: the mock upstream's tools
+// with its default TOOL_COUNT, MockTools(20).
+func DefaultTools() []string { return MockTools(20) }
+
+// MockTools returns the names of the tools a mock upstream with count tools
+// lists (TOOL_COUNT): "tool_01" … "tool_20" for 20, zero-padded to the
+// width of count and at least two digits.
+func MockTools(count int) []string {
+	width := max(2, len(strconv.Itoa(count)))
+	out := make([]string, count)
+	for i := range out {
+		out[i] = fmt.Sprintf("tool_%0*d", width, i+1)
 	}
+	return out
 }
 
 // Presets. Copy one, set Secret (and usually UpstreamURL and End), and pass
