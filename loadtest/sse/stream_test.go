@@ -150,7 +150,7 @@ func TestStream_KeepaliveHealth(t *testing.T) {
 			_, _ = io.WriteString(c, okHead+": hi\n\n")
 			time.Sleep(time.Second)
 			_, _ = io.WriteString(c, ": keepalive\n\n") // on time
-			time.Sleep(5 * time.Second)                  // silent for 5 intervals
+			time.Sleep(5 * time.Second)                 // silent for 5 intervals
 			_, _ = io.WriteString(c, ": keepalive\n\n")
 			hold(c)
 		}}
