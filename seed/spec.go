@@ -247,7 +247,8 @@ func (s Spec) Hash() string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// String describes the spec in one line, without the secret.
+// String describes the spec in one line, without the secret (or any
+// password in UpstreamURL).
 func (s Spec) String() string {
 	tools := fmt.Sprintf("%d", len(s.Tools))
 	if s.Tools == nil {
@@ -262,7 +263,7 @@ func (s Spec) String() string {
 		end = s.End.UTC().Format(time.RFC3339Nano)
 	}
 	return fmt.Sprintf("seed.Spec{Name:%q Workspaces:%d UsersPerWorkspace:%d ConnectorsPerUser:%d Tools:%s UpstreamURL:%q UsageRows:%d EventsRows:%d Days:%d End:%s Seed:%d Secret:%s}",
-		s.Name, s.Workspaces, s.UsersPerWorkspace, s.ConnectorsPerUser, tools, s.UpstreamURL,
+		s.Name, s.Workspaces, s.UsersPerWorkspace, s.ConnectorsPerUser, tools, RedactURL(s.UpstreamURL),
 		s.UsageRows, s.EventsRows, s.Days, end, s.Seed, secret)
 }
 

@@ -70,7 +70,10 @@ func Open(ctx context.Context, rawURL string) (Target, error) {
 		if path == "" {
 			return Target{}, fmt.Errorf("seed: SQLite URL %q names no file; use sqlite:/path/to/relay.db", where)
 		}
-		q := "mode=rw&_pragma=busy_timeout(10000)"
+		// mode=rw: never create a file; immediate transactions take the
+		// write lock at BEGIN, so a concurrent writer waits (busy_timeout)
+		// instead of failing to upgrade a read lock.
+		q := "mode=rw&_txlock=immediate&_pragma=busy_timeout(10000)"
 		if i := strings.IndexByte(path, '?'); i >= 0 {
 			path, q = path[:i], path[i+1:]+"&"+q
 		}

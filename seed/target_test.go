@@ -3,11 +3,20 @@ package seed_test
 import (
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/examples/relay/schema"
 	"github.com/headroom-dev/headroom/seed"
+)
+
+// The handles seed.Postgres takes.
+var (
+	_ seed.PgxDB = (*pgxpool.Pool)(nil)
+	_ seed.PgxDB = (*pgx.Conn)(nil)
+	_ seed.PgxDB = pgx.Tx(nil)
 )
 
 func TestOpenReportsUnreachableDatabases(t *testing.T) {
@@ -72,4 +81,20 @@ func TestRedactURL(t *testing.T) {
 			assert.Equal(t, tc.want, seed.RedactURL(tc.in))
 		})
 	}
+}
+
+func TestPostgresOverAPool(t *testing.T) {
+	url := postgresURL(t)
+	pool, err := pgxpool.New(t.Context(), url)
+	require.NoError(t, err)
+	defer pool.Close()
+	for _, q := range migrations(schema.Postgres) {
+		_, err := pool.Exec(t.Context(), q)
+		require.NoError(t, err)
+	}
+	spec := seed.Spec{UsageRows: 100, Secret: testSecret}
+	pop, err := seed.Apply(t.Context(), seed.Postgres(pool), spec)
+	require.NoError(t, err)
+	assert.True(t, pop.Applied)
+	require.NoError(t, seed.Remove(t.Context(), seed.Postgres(pool), spec))
 }
