@@ -91,6 +91,8 @@ func (a *Arrivals) Validate() error {
 	return errors.Join(errs...)
 }
 
+func (a *Arrivals) model() string { return "arrivals" }
+
 // queueLen bounds arrivals waiting for a worker.
 const queueLen = 4096
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +42,12 @@ type Scenario struct {
 	Drain time.Duration
 	// Logf receives progress lines, e.g. t.Logf; nil discards them.
 	Logf func(format string, args ...any)
+	// Params records the scenario's knobs in the result (USERS, DURATION,
+	// the workload model's parameters); values are free text.
+	Params map[string]string
+	// Target describes the system under test for the result's environment
+	// fingerprint: backend, limits, component versions and image digests.
+	Target Target
 }
 
 // SelfCheck holds the bounds beyond which the generator is considered the
@@ -134,10 +139,23 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 	s.SelfCheck = s.SelfCheck.withDefaults()
 
 	r := &runner{s: s, rec: NewRecorder(s.Workload.KindNames()...)}
-	r.res = &Result{Scenario: s.Name, Seed: s.Seed, Start: time.Now()}
+	r.res = &Result{
+		Schema: SchemaVersion, Scenario: s.Name, Model: s.Workload.model(),
+		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
+		Environment: s.Target.fingerprint(),
+	}
+	for _, c := range s.Checks {
+		r.res.Checks = append(r.res.Checks, c.String())
+	}
 	err := r.run(ctx)
 	r.res.End = time.Now()
 	r.res.summarise()
+	if c, ok := s.Plan.(interface{ Conclude([]*StepResult) string }); ok {
+		r.res.Conclusion = c.Conclude(r.res.Steps)
+	}
+	if r.res.Partial {
+		r.res.Conclusion = "interrupted: " + context.Cause(ctx).Error() + "; the result holds what was measured until then"
+	}
 	return r.res, err
 }
 
@@ -355,82 +373,3 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Result is a whole run: every step measured and the capacity found.
-type Result struct {
-	// Scenario is the scenario's name.
-	Scenario string `json:"scenario"`
-	// Seed is the run's random seed.
-	Seed uint64 `json:"seed"`
-	// Start and End bound the run.
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	// Steps holds every step measured, in order.
-	Steps []*StepResult `json:"steps"`
-	// Capacity is the highest level that passed, below every level that
-	// failed; 0 when no step passed.
-	Capacity float64 `json:"capacity"`
-	// FirstFailure is the lowest level that failed; 0 when none did.
-	FirstFailure float64 `json:"first_failure,omitempty"`
-	// Verdict is pass when every step passed, fail when one failed,
-	// invalid when the generator was the bottleneck, incomplete when the
-	// run was interrupted.
-	Verdict Verdict `json:"verdict"`
-	// Partial is set when the run was interrupted; what was measured up to
-	// then is kept.
-	Partial bool `json:"partial"`
-}
-
-// summarise computes Capacity, FirstFailure and Verdict from the steps.
-func (res *Result) summarise() {
-	res.Capacity, res.FirstFailure = 0, 0
-	for _, s := range res.Steps {
-		if s.Verdict == Fail && (res.FirstFailure == 0 || s.Step.Level < res.FirstFailure) {
-			res.FirstFailure = s.Step.Level
-		}
-	}
-	for _, s := range res.Steps {
-		if s.Verdict == Pass && (res.FirstFailure == 0 || s.Step.Level < res.FirstFailure) {
-			res.Capacity = max(res.Capacity, s.Step.Level)
-		}
-	}
-	verdicts := make([]Verdict, 0, len(res.Steps))
-	for _, s := range res.Steps {
-		verdicts = append(verdicts, s.Verdict)
-	}
-	switch {
-	case res.Partial || slices.Contains(verdicts, Incomplete):
-		res.Verdict = Incomplete
-	case slices.Contains(verdicts, Fail):
-		res.Verdict = Fail
-	case slices.Contains(verdicts, Invalid):
-		res.Verdict = Invalid
-	case len(verdicts) == 0:
-		res.Verdict = Incomplete
-	default:
-		res.Verdict = Pass
-	}
-}
-
-// Err returns every check violated by any step, joined, each naming the
-// step, the check, the bound and the measured value; nil when none was.
-func (res *Result) Err() error {
-	var errs []error
-	for _, s := range res.Steps {
-		for _, v := range s.Violations {
-			errs = append(errs, fmt.Errorf("step %d (level %g): %s", s.Index+1, s.Step.Level, v))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Invalid returns why steps were invalid (the generator was the
-// bottleneck), one line per reason; empty when every step was valid.
-func (res *Result) Invalid() []string {
-	var out []string
-	for _, s := range res.Steps {
-		for _, r := range s.Self.Reasons {
-			out = append(out, fmt.Sprintf("step %d (level %g): %s", s.Index+1, s.Step.Level, r))
-		}
-	}
-	return out
-}

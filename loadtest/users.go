@@ -48,6 +48,8 @@ func (w *Users) Validate() error {
 	return errors.Join(errs...)
 }
 
+func (w *Users) model() string { return "users" }
+
 func (w *Users) start(ctx context.Context, env runEnv) driver {
 	d := &users{cfg: *w, env: env, lvl: newLevel()}
 	d.ctx, d.cancel = context.WithCancelCause(ctx)

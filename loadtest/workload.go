@@ -17,6 +17,7 @@ type Workload interface {
 	Validate() error
 
 	start(ctx context.Context, env runEnv) driver
+	model() string
 }
 
 // runEnv is what a workload needs from the run.

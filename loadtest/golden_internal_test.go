@@ -1,0 +1,152 @@
+package loadtest
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// synthetic builds a result with one step per level, the kind "get" with
+// log-normal-ish latencies scaled by scale[i] and the given 5xx rate.
+func synthetic(levels []float64, scale []float64, errRate float64, capacity float64, env Environment) *Result {
+	res := &Result{Schema: SchemaVersion, Scenario: "TestX/sub", Environment: env, Capacity: capacity, Verdict: Pass, Model: "arrivals"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i, lvl := range levels {
+		ks := &kindStats{h: newHist()}
+		for range 5000 {
+			d := time.Duration(float64(10*time.Millisecond) * scale[i] * (0.5 + r.ExpFloat64()))
+			resp := Response{Outcome: OK, Bytes: 10}
+			if r.Float64() < errRate {
+				resp.Outcome = HTTP5xx
+			}
+			ks.record(d, resp)
+		}
+		start := time.Date(2026, 11, 30, 0, i, 0, 0, time.UTC)
+		res.Steps = append(res.Steps, &StepResult{
+			Index: i, Step: Step{Level: lvl, Hold: time.Minute}, Start: start, End: start.Add(time.Minute),
+			Kinds: []*KindResult{newKindResult("get", ks)}, Verdict: Pass,
+		})
+	}
+	return res
+}
+
+var env = Environment{CPUModel: "AMD EPYC", Cores: 2, Target: Target{Backend: "docker", CPUs: 1, Memory: 512 << 20}}
+
+func TestBaselineComparison(t *testing.T) {
+	levels := []float64{100, 200, 400}
+	base := NewBaseline(synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env), Tolerances{})
+	for _, tc := range []struct {
+		name    string
+		res     *Result
+		regress []string // substrings, one per expected regression
+		skipped string
+	}{
+		// The same figures: nothing to report.
+		{"same", synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env), nil, ""},
+		// ±5% noise on latency and capacity is tolerated.
+		{"noise", synthetic(levels, []float64{1.05, 0.95, 1.05}, 0.001, 380, env), nil, ""},
+		// p95 doubles at the top level: p95 and p99 regress there.
+		{"2x p95", synthetic(levels, []float64{1, 1, 2}, 0.001, 400, env), []string{"level 400: get p95 rose", "level 400: get p99 rose"}, ""},
+		// Capacity drops by 20%.
+		{"capacity -20%", synthetic(levels, []float64{1, 1, 1}, 0.001, 320, env), []string{"capacity dropped from 400 to 320 (-20%, tolerance 10%)"}, ""},
+		// 5xx rises from 0.1% to 5% at every level.
+		{"errors", synthetic(levels, []float64{1, 1, 1}, 0.05, 400, env), []string{"level 100: get http_5xx rate rose", "level 200", "level 400"}, ""},
+		// Another machine: not compared, and the log says which fields differ.
+		{"other class", synthetic(levels, []float64{3, 3, 3}, 0.001, 100, Environment{CPUModel: "Apple M4", Cores: 8, Target: env.Target}), nil, `cpu_model: "AMD EPYC" ≠ "Apple M4"; cores: "2" ≠ "8"`},
+	} {
+		t.Run("case="+tc.name, func(t *testing.T) {
+			c := base.Compare(tc.res)
+			assert.Contains(t, c.Skipped, tc.skipped)
+			require.Len(t, c.Regressions, len(tc.regress), "%q", c.Regressions)
+			for i, want := range tc.regress {
+				assert.Contains(t, c.Regressions[i], want)
+			}
+			if tc.skipped == "" {
+				assert.Positive(t, c.Compared)
+			}
+		})
+	}
+}
+
+func TestBaselineFileRoundTripAndMissing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "golden", "TestX", "sub.json")
+	res := synthetic([]float64{100}, []float64{1}, 0, 100, env)
+	c, err := CompareWithBaseline(res, path)
+	require.NoError(t, err)
+	assert.True(t, c.Missing, "a missing baseline is reported, not an error")
+
+	require.NoError(t, NewBaseline(res, Tolerances{Latency: 0.5}).WriteFile(path))
+	b, err := ReadBaseline(path)
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, b.Tolerances.Latency, "tolerances kept")
+	assert.Equal(t, 0.10, b.Tolerances.Capacity, "defaults filled")
+	c, err = CompareWithBaseline(res, path)
+	require.NoError(t, err)
+	assert.Empty(t, c.Regressions)
+	assert.False(t, c.Missing)
+}
+
+func TestResultRoundTrip(t *testing.T) {
+	res := synthetic([]float64{100, 200}, []float64{1, 2}, 0.01, 200, env)
+	res.Provenance = Provenance{Commit: "abc", Command: "go test ./x", Args: []string{"x.test"}}
+	res.Steps[0].Resources = []SeriesSummary{{Component: "relay", Metric: "cpu", Unit: "cores", Mean: 0.2, Max: 0.3, Samples: 4}}
+	path := filepath.Join(t.TempDir(), "r.json")
+	require.NoError(t, res.WriteFile(path))
+	got, err := ReadResult(path)
+	require.NoError(t, err)
+	assert.Equal(t, res.Capacity, got.Capacity)
+	assert.Equal(t, res.Provenance, got.Provenance)
+	assert.Equal(t, res.Steps[0].Resources, got.Steps[0].Resources)
+	for i := range res.Steps {
+		want, have := res.Steps[i].Kind("get"), got.Steps[i].Kind("get")
+		assert.Equal(t, want.Outcomes, have.Outcomes)
+		assert.Equal(t, want.Latency, have.Latency)
+		// The HDR snapshot decodes back to the same distribution.
+		for _, p := range []float64{50, 99, 99.9} {
+			assert.Equal(t, want.Percentile(p), have.Percentile(p), "p%v", p)
+		}
+		assert.Equal(t, want.Answered(), have.Answered())
+	}
+}
+
+func TestMarkdownReport(t *testing.T) {
+	res := synthetic([]float64{3000, 9281}, []float64{1, 2}, 0.0, 3000, env)
+	res.Model = "users"
+	res.Provenance.Command = "go test -tags load -run TestX ./loadtest/scenarios"
+	res.Steps[0].Resources = []SeriesSummary{{Component: "relay", Metric: "cpu", Mean: 0.22}, {Component: "relay", Metric: "memory", Max: 272 << 20}}
+	res.Steps[1].Verdict = Fail
+	res.Steps[1].Violations = []string{"p95 of get < 15s: measured 17s"}
+	res.summarise()
+	md := res.Markdown()
+	assert.Contains(t, md, "**fail** — capacity **3,000 users**; first failure at 9,281")
+	assert.Contains(t, md, "```sh\ngo test -tags load -run TestX ./loadtest/scenarios\n```")
+	assert.Contains(t, md, "| Users | Requests/s | Median | 95% | 99% | Errors | relay CPU / memory | Result |")
+	assert.Contains(t, md, "| 3,000 | ")
+	assert.Contains(t, md, "| 22% / 272MiB | pass |")
+	assert.Contains(t, md, "| breach — p95 of get < 15s: measured 17s |")
+	assert.Contains(t, md, "step 2 (level 9281): p95 of get < 15s: measured 17s")
+}
+
+func TestPathsUseModuleRoot(t *testing.T) {
+	res, gold, err := Paths("TestLoad_Smoke/users=50")
+	require.NoError(t, err)
+	root, err := ModuleRoot()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "testdata/results/TestLoad_Smoke/users=50.json"), res)
+	assert.Equal(t, filepath.Join(root, "testdata/golden/TestLoad_Smoke/users=50.json"), gold)
+	res, _, err = Paths("TestLoad_Plain")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "testdata/results/TestLoad_Plain/run.json"), res)
+}
+
+func TestGoTestCommand(t *testing.T) {
+	cmd := goTestCommand([]string{"/tmp/x.test", "-test.paniconexit0", "-test.run=TestLoad_Smoke/users=50", "-test.short=true", "-test.timeout=10m0s", "-loadtest.update"})
+	assert.Contains(t, cmd, "go test")
+	assert.Contains(t, cmd, "-run=TestLoad_Smoke/users=50 -short=true -timeout=10m0s -loadtest.update")
+	assert.NotContains(t, cmd, "paniconexit0")
+}

@@ -1,0 +1,179 @@
+package loadtest_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/loadtest"
+)
+
+// queue is a synthetic system: one server that takes 1/capacity seconds
+// per request, first come first served. Below its capacity a request waits
+// for nothing; past it the queue, and the latency, grows up to a backlog of
+// one second, beyond which requests are refused with a 503 — a sharp knee
+// at a known load.
+type queue struct {
+	mu       sync.Mutex
+	service  time.Duration
+	nextFree time.Time
+}
+
+func (q *queue) do(ctx context.Context) loadtest.Response {
+	q.mu.Lock()
+	start := time.Now()
+	if q.nextFree.After(start) {
+		start = q.nextFree
+	}
+	if start.Sub(time.Now()) > time.Second {
+		q.mu.Unlock()
+		return loadtest.Response{Outcome: loadtest.HTTP5xx}
+	}
+	q.nextFree = start.Add(q.service)
+	done := q.nextFree
+	q.mu.Unlock()
+	select {
+	case <-time.After(time.Until(done)):
+		return loadtest.Response{Outcome: loadtest.OK}
+	case <-ctx.Done():
+		return loadtest.Response{Outcome: loadtest.Timeout}
+	}
+}
+
+func kneeScenario(capacity float64, plan loadtest.Knee) loadtest.Scenario {
+	q := &queue{service: time.Duration(float64(time.Second) / capacity)}
+	return loadtest.Scenario{
+		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: q.do}}},
+		Plan:     plan,
+		Checks:   []loadtest.Check{loadtest.LatencyBelow("get", 95, 100*time.Millisecond)},
+	}
+}
+
+func TestKneeSearchFindsTheKnee(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		capacity float64
+		plan     loadtest.Knee
+	}{
+		// Growing by 1.5 from 100/s to past 730/s, then bisecting.
+		{"capacity=730", 730, loadtest.Knee{Start: 100, Factor: 1.5, Max: 10_000, Hold: 10 * time.Second}},
+		// The start is already past the knee: the search goes down first.
+		{"capacity=150", 150, loadtest.Knee{Start: 1000, Factor: 2, Max: 10_000, Hold: 10 * time.Second}},
+		// Doubling, with three trials per level.
+		{"capacity=2600,trials=3", 2600, loadtest.Knee{Start: 400, Factor: 2, Max: 6400, Hold: 5 * time.Second, Trials: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				res := run(t, kneeScenario(tc.capacity, tc.plan))
+				t.Log(res.Conclusion)
+				assert.InEpsilon(t, tc.capacity, res.Capacity, 0.10, "capacity within ±10%% of the knee")
+				assert.LessOrEqual(t, res.Capacity, tc.capacity, "the capacity passed, so it is below the knee")
+				assert.Greater(t, res.FirstFailure, tc.capacity)
+				assert.LessOrEqual(t, (res.FirstFailure-res.Capacity)/res.Capacity, 0.10)
+				assert.Contains(t, res.Conclusion, "knee between")
+				trials := max(tc.plan.Trials, 1)
+				assert.LessOrEqual(t, len(res.Steps), 12*trials, "bounded probes")
+				for _, s := range res.Steps {
+					assert.True(t, s.Step.FromZero, "every probe starts from zero")
+				}
+			})
+		})
+	}
+}
+
+func TestKneeSearchThatNeverBreaksStopsAtMax(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := run(t, kneeScenario(100_000, loadtest.Knee{Start: 100, Factor: 2, Max: 1000, Hold: 5 * time.Second}))
+		assert.Equal(t, []float64{100, 200, 400, 800, 1000}, levels(res))
+		assert.Equal(t, 1000.0, res.Capacity)
+		assert.Equal(t, 0.0, res.FirstFailure)
+		assert.Contains(t, res.Conclusion, "no breach up to the maximum level 1000")
+	})
+}
+
+func TestKneeSearchStopsOnAnInvalidProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := kneeScenario(100_000, loadtest.Knee{Start: 100, Factor: 2, Max: 100_000, Hold: 5 * time.Second})
+		// In virtual time the generator never starves, so stand in for
+		// starvation with a CPU bound that any use at all exceeds.
+		s.SelfCheck.MaxCPU = 1e-12
+		res := run(t, s)
+		require.Len(t, res.Steps, 1)
+		assert.Equal(t, loadtest.Invalid, res.Steps[0].Verdict)
+		assert.Contains(t, res.Conclusion, "search stopped: the probe at 100 was invalid")
+		assert.Equal(t, loadtest.Invalid, res.Verdict)
+	})
+}
+
+func TestKneeValidation(t *testing.T) {
+	for _, tc := range []struct {
+		k    loadtest.Knee
+		want string
+	}{
+		{loadtest.Knee{Factor: 2, Max: 10, Hold: time.Second}, "Start is 0"},                   // no start
+		{loadtest.Knee{Start: 1, Factor: 1, Max: 10, Hold: time.Second}, "Factor is 1"},        // no growth
+		{loadtest.Knee{Start: 10, Factor: 2, Max: 5, Hold: time.Second}, "Max is 5"},           // max below start
+		{loadtest.Knee{Start: 1, Factor: 2, Max: 10}, "Hold is 0s"},                            // no hold
+		{loadtest.Knee{Start: 1, Factor: 2, Max: 10, Hold: 1, Precision: 2}, "Precision is 2"}, // precision out of range
+	} {
+		assert.ErrorContains(t, tc.k.Validate(), tc.want)
+	}
+}
+
+func levels(res *loadtest.Result) []float64 {
+	var out []float64
+	for _, s := range res.Steps {
+		out = append(out, s.Step.Level)
+	}
+	return out
+}
+
+// loadtest.Test writes the result and its report, and a cancelled run
+// writes what it measured, marked partial.
+func TestTestWritesResultAndReport(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("LOADTEST_RESULTS_DIR", filepath.Join(dir, "results"))
+	t.Setenv("LOADTEST_GOLDEN_DIR", filepath.Join(dir, "golden"))
+	res := loadtest.Test(t, loadtest.Scenario{
+		Params:   map[string]string{"RATE": "50"},
+		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: sleeper(time.Millisecond)}}},
+		Plan:     loadtest.Levels(0, time.Second, 50),
+	})
+	require.NotNil(t, res.Baseline)
+	assert.True(t, res.Baseline.Missing)
+	got, err := loadtest.ReadResult(filepath.Join(dir, "results", "TestTestWritesResultAndReport", "run.json"))
+	require.NoError(t, err)
+	assert.Equal(t, "TestTestWritesResultAndReport", got.Scenario)
+	assert.Equal(t, map[string]string{"RATE": "50"}, got.Params)
+	assert.Contains(t, got.Provenance.Command, "go test")
+	assert.NotEmpty(t, got.Environment.Class)
+	assert.Equal(t, loadtest.Pass, got.Verdict)
+	assert.FileExists(t, filepath.Join(dir, "results", "TestTestWritesResultAndReport", "run.md"))
+}
+
+func TestCancelledRunResultIsPartial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(3500*time.Millisecond, cancel)
+		res, err := loadtest.Run(ctx, loadtest.Scenario{
+			Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: sleeper(time.Millisecond)}}},
+			Plan:     loadtest.Levels(0, 2*time.Second, 100, 200),
+		})
+		require.ErrorIs(t, err, context.Canceled)
+		path := filepath.Join(t.TempDir(), "r.json")
+		require.NoError(t, res.WriteFile(path))
+		got, err := loadtest.ReadResult(path)
+		require.NoError(t, err)
+		assert.True(t, got.Partial)
+		assert.Contains(t, got.Conclusion, "interrupted")
+		require.Len(t, got.Steps, 2)
+		assert.Equal(t, loadtest.Incomplete, got.Steps[1].Verdict)
+		assert.InDelta(t, 300, got.Steps[1].Kind("get").Total(), 2, "1.5 s of step 2 at 200/s was kept")
+	})
+}

@@ -1,0 +1,115 @@
+package loadtest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strings"
+)
+
+// Provenance says what produced a result: the code, the command and the
+// knobs from the environment.
+type Provenance struct {
+	// Commit is the git commit of the working tree, and Dirty whether it
+	// had uncommitted changes.
+	Commit string `json:"commit,omitempty"`
+	Dirty  bool   `json:"dirty"`
+	// Command is a go test command that repeats the run.
+	Command string `json:"command"`
+	// Args is the test binary's exact command line.
+	Args []string `json:"args"`
+	// Env holds the knobs read from the environment (LOADTEST_*, RELAY_*,
+	// USERS, DURATION, STEPS, RATE, SEED, …); names that look like secrets
+	// are left out.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// knob matches environment variables that are scenario knobs.
+var knob = regexp.MustCompile(`^(LOADTEST_|RELAY_|HEADROOM_|TESTCONTAINERS_)|^(USERS|DURATION|STEPS|RATE|SEED|RAMP|HOLD|REPLICAS|GOMAXPROCS|GOGC|GOMEMLIMIT)$`)
+var secret = regexp.MustCompile(`(?i)SECRET|TOKEN|PASSWORD|PASSWD|KEY|CREDENTIAL`)
+
+func provenance() Provenance {
+	p := Provenance{Args: os.Args, Env: map[string]string{}}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if knob.MatchString(k) && !secret.MatchString(k) {
+			p.Env[k] = v
+		}
+	}
+	if root, err := ModuleRoot(); err == nil {
+		if out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output(); err == nil {
+			p.Commit = strings.TrimSpace(string(out))
+		}
+		if out, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
+			p.Dirty = len(strings.TrimSpace(string(out))) > 0
+		}
+	}
+	p.Command = goTestCommand(os.Args)
+	return p
+}
+
+// goTestCommand rebuilds a go test command line from the test binary's
+// arguments and build information.
+func goTestCommand(args []string) string {
+	cmd := []string{"go", "test"}
+	pkg := "."
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-tags" && s.Value != "" {
+				cmd = append(cmd, "-tags", s.Value)
+			}
+		}
+		// The test binary's path is the package's import path plus ".test".
+		if p := strings.TrimSuffix(bi.Path, ".test"); p != "" {
+			pkg = p
+			if mod := bi.Main.Path; mod != "" && (p == mod || strings.HasPrefix(p, mod+"/")) {
+				pkg = "./" + strings.TrimPrefix(strings.TrimPrefix(p, mod), "/")
+			}
+		}
+	}
+	for _, a := range args[1:] {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case name == "test.paniconexit0" || name == "test.testlogfile" || name == "test.gocoverdir":
+			continue
+		case strings.HasPrefix(name, "test."):
+			a = "-" + strings.TrimPrefix(name, "test.")
+			if hasVal {
+				a += "=" + shellQuote(val)
+			}
+		case hasVal:
+			a = "-" + name + "=" + shellQuote(val)
+		}
+		cmd = append(cmd, a)
+	}
+	cmd = append(cmd, pkg)
+	return strings.Join(cmd, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\|&;<>()*?[]{}!#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ModuleRoot returns the directory of the go.mod that encloses the current
+// directory: results and baselines live under its testdata/.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
+}

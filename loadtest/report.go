@@ -1,0 +1,248 @@
+package loadtest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/go-units"
+)
+
+// Markdown renders res as a capacity report: the verdict and the exact
+// command above a table with one row per step, then the figures per kind,
+// every violation, and the baseline comparison.
+func (res *Result) Markdown() string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	unit := "Arrivals/s"
+	if res.Model == "users" {
+		unit = "Users"
+	}
+	p("# %s\n\n", res.Scenario)
+	p("**%s** — capacity **%s %s**", res.Verdict, formatLevel(res.Capacity), strings.ToLower(unit))
+	if res.FirstFailure > 0 {
+		p("; first failure at %s", formatLevel(res.FirstFailure))
+	}
+	if res.Partial {
+		p(" (partial: interrupted)")
+	}
+	p(".")
+	if res.Conclusion != "" {
+		p(" %s.", strings.TrimSuffix(res.Conclusion, "."))
+	}
+	p("\n\n```sh\n%s\n```\n\n", res.Provenance.Command)
+	dirty := ""
+	if res.Provenance.Dirty {
+		dirty = " (dirty)"
+	}
+	p("Commit `%s`%s · %s · %v · seed %d\n\n", shortCommit(res.Provenance.Commit), dirty,
+		res.Start.UTC().Format("2006-01-02 15:04 UTC"), res.End.Sub(res.Start).Round(time.Second), res.Seed)
+	e := res.Environment
+	p("Measured on %s, %d cores, %s (kernel %s), %s RAM", e.CPUModel, e.Cores, e.OS, e.Kernel, units.BytesSize(float64(e.Memory)))
+	if t := e.Target; t.Backend != "" {
+		p("; target pinned to %s on the %s backend", formatLimits(t.CPUs, t.Memory), t.Backend)
+	}
+	p(".\n\n")
+
+	primary := res.primaryKind()
+	comps := res.components()
+	p("| %s | Requests/s | Median | 95%% | 99%% | Errors |", unit)
+	for _, c := range comps {
+		p(" %s CPU / memory |", c)
+	}
+	p(" Result |\n|---:|---:|---:|---:|---:|---:|")
+	for range comps {
+		p("---|")
+	}
+	p("---|\n")
+	for _, s := range res.Steps {
+		k := s.Kind(primary)
+		var lat Latencies
+		if k != nil {
+			lat = k.Latency
+		}
+		var total, bad int64
+		for _, kr := range s.Kinds {
+			total += kr.Total()
+			bad += kr.Total() - kr.Outcomes[OK]
+		}
+		errs := "0%"
+		if total > 0 {
+			errs = formatPct(float64(bad) / float64(total))
+		}
+		p("| %s | %.1f | %s | %s | %s | %s |", formatLevel(s.Step.Level), s.Achieved, formatDur(lat.P50), formatDur(lat.P95), formatDur(lat.P99), errs)
+		for _, c := range comps {
+			p(" %s |", resourceCell(s, c))
+		}
+		p(" %s |\n", stepOutcome(s))
+	}
+	if primary != "" {
+		p("\nLatency columns are of `%s`, measured from the intended send time; errors are every outcome but ok, over all kinds.\n", primary)
+	}
+
+	p("\n## Per kind\n\n| Step | Kind | Requests | OK/s | Median | 95%% | 99%% | 99.9%% | Max | Outcomes |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, s := range res.Steps {
+		for _, k := range s.Kinds {
+			if k.Total() == 0 {
+				continue
+			}
+			okps := 0.0
+			if secs := s.Seconds(); secs > 0 {
+				okps = float64(k.Outcomes[OK]) / secs
+			}
+			p("| %d | %s | %d | %.1f | %s | %s | %s | %s | %s | %s |\n", s.Index+1, k.Kind, k.Total(), okps,
+				formatDur(k.Latency.P50), formatDur(k.Latency.P95), formatDur(k.Latency.P99), formatDur(k.Latency.P999), formatDur(k.Latency.Max), formatOutcomes(k))
+		}
+	}
+	if err := res.Err(); err != nil {
+		p("\n## Violations\n\n")
+		for _, line := range strings.Split(err.Error(), "\n") {
+			p("- %s\n", line)
+		}
+	}
+	if inv := res.Invalid(); len(inv) > 0 {
+		p("\n## Invalid steps (the generator was the bottleneck)\n\n")
+		for _, line := range inv {
+			p("- %s\n", line)
+		}
+	}
+	if c := res.Baseline; c != nil {
+		p("\n## Baseline\n\n")
+		switch {
+		case c.Missing:
+			p("No baseline at `%s` yet; record one with `-loadtest.update`.\n", c.Path)
+		case c.Skipped != "":
+			p("Not compared: %s.\n", c.Skipped)
+		case len(c.Regressions) == 0:
+			p("No regression against `%s` (%d figures compared).\n", c.Path, c.Compared)
+		default:
+			p("Regressions against `%s`:\n\n", c.Path)
+			for _, r := range c.Regressions {
+				p("- %s\n", r)
+			}
+		}
+	}
+	return b.String()
+}
+
+func (res *Result) primaryKind() string {
+	best, n := "", int64(-1)
+	for _, k := range res.Kinds() {
+		var total int64
+		for _, s := range res.Steps {
+			if kr := s.Kind(k); kr != nil {
+				total += kr.Total()
+			}
+		}
+		if total > n {
+			best, n = k, total
+		}
+	}
+	return best
+}
+
+// components lists the sampled components other than the generator, in
+// order of appearance, then the generator.
+func (res *Result) components() []string {
+	var out []string
+	gen := false
+	for _, s := range res.Steps {
+		for _, r := range s.Resources {
+			if r.Component == "generator" {
+				gen = true
+				continue
+			}
+			if !slices.Contains(out, r.Component) {
+				out = append(out, r.Component)
+			}
+		}
+	}
+	if gen {
+		out = append(out, "generator")
+	}
+	return out
+}
+
+func resourceCell(s *StepResult, component string) string {
+	cpu, mem := "–", "–"
+	for _, r := range s.Resources {
+		if r.Component != component {
+			continue
+		}
+		switch r.Metric {
+		case "cpu":
+			cpu = fmt.Sprintf("%.0f%%", r.Mean*100)
+		case "memory":
+			mem = units.BytesSize(r.Max)
+		}
+	}
+	return cpu + " / " + mem
+}
+
+func stepOutcome(s *StepResult) string {
+	switch {
+	case len(s.Violations) > 0 && s.Verdict == Fail:
+		return "breach — " + strings.ReplaceAll(s.Violations[0], "|", "/")
+	case s.Verdict == Invalid:
+		return "invalid — " + firstOr(s.Self.Reasons, "")
+	}
+	return string(s.Verdict)
+}
+
+func formatOutcomes(k *KindResult) string {
+	var parts []string
+	for o := Outcome(0); int(o) < NumOutcomes; o++ {
+		if n := k.Outcomes[o]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatLevel(v float64) string {
+	if v == float64(int64(v)) {
+		s := fmt.Sprintf("%d", int64(v))
+		// Thousands separators, as capacity reports print them.
+		for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+			s = s[:i] + "," + s[i:]
+		}
+		return s
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func formatDur(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "–"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	case d < 100*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+func formatLimits(cpus float64, mem int64) string {
+	c, m := "unlimited CPU", "unlimited memory"
+	if cpus > 0 {
+		c = fmt.Sprintf("%g CPU", cpus)
+	}
+	if mem > 0 {
+		m = units.BytesSize(float64(mem))
+	}
+	return c + " / " + m
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	if c == "" {
+		return "unknown"
+	}
+	return c
+}

@@ -1,0 +1,240 @@
+package loadtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+)
+
+// SchemaVersion is the version of the result file format. It changes when a
+// field changes meaning or is removed; new fields do not change it.
+const SchemaVersion = 1
+
+// Result is a whole run: how it was made, where, every step measured and the
+// capacity found. It is written as JSON (and Markdown) after every run, also
+// a failed or interrupted one.
+type Result struct {
+	// Schema is SchemaVersion at the time of writing.
+	Schema int `json:"schema"`
+	// Scenario is the scenario's name, usually the test's full name.
+	Scenario string `json:"scenario"`
+	// Model is the workload model: "arrivals" (open) or "users".
+	Model string `json:"model"`
+	// Plan describes the plan: its kind and parameters.
+	Plan PlanInfo `json:"plan"`
+	// Checks lists every check, as text.
+	Checks []string `json:"checks"`
+	// Params records the scenario's knobs, the workload model's included.
+	Params map[string]string `json:"params,omitempty"`
+	// Seed is the run's random seed.
+	Seed uint64 `json:"seed"`
+	// Start and End bound the run.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Provenance says what code and which command produced the result.
+	Provenance Provenance `json:"provenance"`
+	// Environment fingerprints the machine and the target's shape.
+	Environment Environment `json:"environment"`
+	// Steps holds every step measured, in order.
+	Steps []*StepResult `json:"steps"`
+	// Capacity is the highest level that passed, below every level that
+	// failed; 0 when no step passed.
+	Capacity float64 `json:"capacity"`
+	// FirstFailure is the lowest level that failed; 0 when none did.
+	FirstFailure float64 `json:"first_failure,omitempty"`
+	// Verdict is pass when every step passed, fail when one failed,
+	// invalid when the generator was the bottleneck, incomplete when the
+	// run was interrupted.
+	Verdict Verdict `json:"verdict"`
+	// Partial is set when the run was interrupted; what was measured up to
+	// then is kept.
+	Partial bool `json:"partial"`
+	// Conclusion says why the plan stopped, in a sentence.
+	Conclusion string `json:"conclusion,omitempty"`
+	// Baseline is the comparison with the committed baseline, when made.
+	Baseline *Comparison `json:"baseline,omitempty"`
+}
+
+// PlanInfo describes a run's plan in its result.
+type PlanInfo struct {
+	// Kind is "ladder" or "knee".
+	Kind string `json:"kind"`
+	// Steps are a ladder's steps.
+	Steps []Step `json:"steps,omitempty"`
+	// Knee is a knee search's parameters.
+	Knee *Knee `json:"knee,omitempty"`
+}
+
+func describePlan(p Plan) PlanInfo {
+	switch p := p.(type) {
+	case Ladder:
+		return PlanInfo{Kind: "ladder", Steps: p.Steps}
+	case *Ladder:
+		return PlanInfo{Kind: "ladder", Steps: p.Steps}
+	case Knee:
+		return PlanInfo{Kind: "knee", Knee: &p}
+	case *Knee:
+		return PlanInfo{Kind: "knee", Knee: p}
+	}
+	return PlanInfo{Kind: fmt.Sprintf("%T", p)}
+}
+
+// summarise computes Capacity, FirstFailure and Verdict from the steps. A
+// level probed more than once takes the majority verdict of its valid
+// trials (a tie fails).
+func (res *Result) summarise() {
+	type tally struct{ pass, fail int }
+	levels := map[float64]*tally{}
+	for _, s := range res.Steps {
+		t := levels[s.Step.Level]
+		if t == nil {
+			t = &tally{}
+			levels[s.Step.Level] = t
+		}
+		switch s.Verdict {
+		case Pass:
+			t.pass++
+		case Fail:
+			t.fail++
+		}
+	}
+	res.Capacity, res.FirstFailure = 0, 0
+	for lvl, t := range levels {
+		if t.fail > 0 && t.fail >= t.pass && (res.FirstFailure == 0 || lvl < res.FirstFailure) {
+			res.FirstFailure = lvl
+		}
+	}
+	for lvl, t := range levels {
+		if t.pass > t.fail && (res.FirstFailure == 0 || lvl < res.FirstFailure) {
+			res.Capacity = max(res.Capacity, lvl)
+		}
+	}
+	verdicts := make([]Verdict, 0, len(res.Steps))
+	for _, s := range res.Steps {
+		verdicts = append(verdicts, s.Verdict)
+	}
+	switch {
+	case res.Partial || slices.Contains(verdicts, Incomplete) || len(verdicts) == 0:
+		res.Verdict = Incomplete
+	case slices.Contains(verdicts, Invalid):
+		res.Verdict = Invalid
+	case res.FirstFailure > 0:
+		res.Verdict = Fail
+	default:
+		res.Verdict = Pass
+	}
+}
+
+// Err returns every check violated by any step, joined, each naming the
+// step, the check, the bound and the measured value; nil when none was.
+func (res *Result) Err() error {
+	var errs []error
+	for _, s := range res.Steps {
+		for _, v := range s.Violations {
+			errs = append(errs, fmt.Errorf("step %d (level %g): %s", s.Index+1, s.Step.Level, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Invalid returns why steps were invalid (the generator was the
+// bottleneck), one line per reason; empty when every step was valid.
+func (res *Result) Invalid() []string {
+	var out []string
+	for _, s := range res.Steps {
+		for _, r := range s.Self.Reasons {
+			out = append(out, fmt.Sprintf("step %d (level %g): %s", s.Index+1, s.Step.Level, r))
+		}
+	}
+	return out
+}
+
+// Regressions returns every regression the baseline comparison found,
+// joined; nil when there was none or no comparison was made.
+func (res *Result) Regressions() error {
+	if res.Baseline == nil {
+		return nil
+	}
+	var errs []error
+	for _, r := range res.Baseline.Regressions {
+		errs = append(errs, errors.New(r))
+	}
+	return errors.Join(errs...)
+}
+
+// Kinds returns the names of the kinds measured, in the workload's order.
+func (res *Result) Kinds() []string {
+	var out []string
+	for _, s := range res.Steps {
+		for _, k := range s.Kinds {
+			if !slices.Contains(out, k.Kind) {
+				out = append(out, k.Kind)
+			}
+		}
+	}
+	return out
+}
+
+// WriteFile writes res as indented JSON to path atomically: to a temporary
+// file in the same directory, then renamed, so a reader never sees half a
+// result. Missing directories are created.
+func (res *Result) WriteFile(path string) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("result: encode: %w", err)
+	}
+	return writeAtomic(path, append(b, '\n'))
+}
+
+// ReadResult reads a result written by WriteFile.
+func ReadResult(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("result %s: %w", path, err)
+	}
+	if res.Schema > SchemaVersion {
+		return nil, fmt.Errorf("result %s: schema %d is newer than this Headroom's %d; upgrade", path, res.Schema, SchemaVersion)
+	}
+	return &res, nil
+}
+
+func writeAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
