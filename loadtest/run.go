@@ -372,4 +372,3 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
-

@@ -280,8 +280,8 @@ func TestCustomAndRateChecks(t *testing.T) {
 			Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: flaky}}},
 			Plan:     loadtest.Ladder{Steps: []loadtest.Step{{Level: 100, Hold: 5 * time.Second}}},
 			Checks: []loadtest.Check{
-				loadtest.RateBelow("get", loadtest.HTTP5xx, 0.2),  // holds: 10%
-				loadtest.RateBelow("", loadtest.HTTP5xx, 0.05),    // violated
+				loadtest.RateBelow("get", loadtest.HTTP5xx, 0.2), // holds: 10%
+				loadtest.RateBelow("", loadtest.HTTP5xx, 0.05),   // violated
 				loadtest.Custom("at least 1000 ok", func(s *loadtest.StepResult) error { // violated: ~450
 					if ok := s.Count(loadtest.OK); ok < 1000 {
 						return errors.New("too few")
