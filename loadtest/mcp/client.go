@@ -455,12 +455,12 @@ func (h *streamAnswer) Event(ev sse.Event) {
 	if a.Method != "" {
 		return // a server request or notification
 	}
-	if bytes.Equal(bytes.TrimSpace(a.ID), h.id) || len(a.ID) == 0 || string(a.ID) == "null" {
-		h.msg = append([]byte(nil), ev.Data...)
-		return
-	}
-	h.msg = append([]byte(nil), ev.Data...) // decodeAnswer reports the mismatch
+	// The first answer is the one: decodeAnswer reports an id mismatch.
+	h.msg = append([]byte(nil), ev.Data...)
 }
 func (h *streamAnswer) Comment([]byte)                     {}
 func (h *streamAnswer) Retry(time.Duration)                {}
 func (h *streamAnswer) Malformed(err *httpc.ProtocolError) { h.err = err }
+
+// URL returns the MCP endpoint the client posts to.
+func (c *Client) URL() string { return c.opts.URL }
