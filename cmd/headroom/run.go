@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+)
+
+// headerFlags collects repeated -header "Name: value" flags.
+type headerFlags []httpc.Header
+
+func (h *headerFlags) String() string { return fmt.Sprint(*h) }
+func (h *headerFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, ":")
+	if !ok {
+		return fmt.Errorf("header %q: write it as 'Name: value'", s)
+	}
+	*h = append(*h, httpc.Header{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	return nil
+}
+
+func runCmd(args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("run", flag.ContinueOnError)
+	target := fl.String("url", "", "target URL (required); loopback only unless -allow-remote")
+	method := fl.String("method", "GET", "HTTP method")
+	body := fl.String("body", "", "request body")
+	var headers headerFlags
+	fl.Var(&headers, "header", "request header 'Name: value' (repeatable)")
+	rates := fl.String("rates", "50,100,200", "ladder of arrival rates per second, comma-separated")
+	ramp := fl.Duration("ramp", 5*time.Second, "ramp before each step")
+	hold := fl.Duration("hold", 20*time.Second, "hold (measured) of each step")
+	knee := fl.Bool("knee", false, "search for the knee instead of a ladder: from -start by -factor up to -max")
+	start := fl.Float64("start", 100, "knee: first rate")
+	factor := fl.Float64("factor", 2, "knee: growth factor")
+	maxRate := fl.Float64("max", 10000, "knee: highest rate")
+	p95 := fl.Duration("p95", time.Second, "SLO: p95 latency bound")
+	p99 := fl.Duration("p99", 0, "SLO: p99 latency bound (0 for none)")
+	maxErr := fl.Float64("max-errors", 0.01, "SLO: bound on the 5xx and transport-error rates")
+	poisson := fl.Bool("poisson", false, "Poisson arrivals instead of constant spacing")
+	timeout := fl.Duration("timeout", 10*time.Second, "per-request timeout")
+	conns := fl.Int("conns", 0, "maximum connections (0 for the default)")
+	caFile := fl.String("ca", "", "PEM file of a CA to trust for https (e.g. the stack's Caddy CA)")
+	insecure := fl.Bool("insecure", false, "skip TLS verification (loopback targets only)")
+	allowRemote := fl.Bool("allow-remote", false, "allow a target that is not on loopback: you must own it")
+	seed := fl.Uint64("seed", 1, "random seed")
+	out := fl.String("o", "", "write the result JSON here (and the Markdown report beside it)")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if *target == "" {
+		return errors.New("-url is required, e.g. -url http://127.0.0.1:8080/healthz")
+	}
+	if err := checkLoopback(*target, *allowRemote); err != nil {
+		return err
+	}
+	opts := httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure}
+	if *caFile != "" {
+		pem, err := os.ReadFile(*caFile)
+		if err != nil {
+			return err
+		}
+		opts.RootCAPEM = pem
+	}
+	client, err := httpc.New(opts)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	var b []byte
+	if *body != "" {
+		b = []byte(*body)
+	}
+	req, err := client.Prepare(*method, *target, headers, b)
+	if err != nil {
+		return err
+	}
+
+	var plan loadtest.Plan
+	if *knee {
+		plan = loadtest.Knee{Start: *start, Factor: *factor, Max: *maxRate, Ramp: *ramp, Hold: *hold}
+	} else {
+		var levels []float64
+		for _, f := range strings.Split(*rates, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return fmt.Errorf("-rates: %q is not a number; write e.g. -rates 50,100,200", f)
+			}
+			levels = append(levels, v)
+		}
+		plan = loadtest.Levels(*ramp, *hold, levels...)
+	}
+	kind := strings.ToLower(*method)
+	checks := []loadtest.Check{
+		loadtest.LatencyBelow(kind, 95, *p95),
+		loadtest.RateBelow(kind, loadtest.HTTP5xx, *maxErr),
+		loadtest.RateBelow(kind, loadtest.TransportError, *maxErr),
+		loadtest.NoDropped(),
+	}
+	if *p99 > 0 {
+		checks = append(checks, loadtest.LatencyBelow(kind, 99, *p99))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := loadtest.Run(ctx, loadtest.Scenario{
+		Name:     "headroom run " + *target,
+		Workload: &loadtest.Arrivals{Poisson: *poisson, Mix: []loadtest.Kind{{Name: kind, Weight: 1, Do: client.Func(req)}}},
+		Plan:     plan,
+		Checks:   checks,
+		Seed:     *seed,
+		Params:   map[string]string{"url": *target, "method": *method, "rates": *rates, "ramp": ramp.String(), "hold": hold.String()},
+		Target:   loadtest.Target{Backend: "external"},
+		Logf:     func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
+	})
+	if res == nil {
+		return err
+	}
+	if *out != "" {
+		if werr := res.WriteFile(*out); werr != nil {
+			return werr
+		}
+		md := strings.TrimSuffix(*out, ".json") + ".md"
+		if werr := os.WriteFile(md, []byte(res.Markdown()), 0o644); werr != nil {
+			return werr
+		}
+	}
+	fmt.Fprint(stdout, res.Markdown())
+	if err != nil {
+		return fmt.Errorf("interrupted: %w (partial result kept)", err)
+	}
+	return nil
+}
+
+// checkLoopback refuses a target outside 127.0.0.0/8 and ::1 unless allowed.
+func checkLoopback(raw string, allow bool) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("-url %q is not an absolute http(s) URL", raw)
+	}
+	if allow {
+		return nil
+	}
+	host := u.Hostname()
+	ips, err := net.LookupIP(host)
+	if err != nil {
+		return fmt.Errorf("-url: cannot resolve %q: %v", host, err)
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return fmt.Errorf("-url: %s resolves to %v, which is not loopback; load goes only to loopback unless you pass -allow-remote for a target you own", host, ip)
+		}
+	}
+	return nil
+}
