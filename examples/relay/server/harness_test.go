@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/examples/relay/internal/relaytest"
+	"github.com/headroom-dev/headroom/examples/relay/schema"
 	"github.com/headroom-dev/headroom/examples/relay/server"
 	"github.com/headroom-dev/headroom/fixtures/localpg"
 )
@@ -180,6 +183,21 @@ func (r *relay) usageOutcomes(t testing.TB, userID int64) []string {
 	require.NoError(t, rows.Err())
 	return out
 }
+
+// cfgDialect returns the schema dialect of dsn.
+func cfgDialect(dsn string) schema.Dialect {
+	if strings.HasPrefix(dsn, "postgres") {
+		return schema.Postgres
+	}
+	return schema.SQLite
+}
+
+// schemaVersions returns the migrations of d.
+func schemaVersions(d schema.Dialect) []schema.Migration { return schema.Migrations(d) }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 // alice and bob share workspace 10; carol is alone in workspace 20.
 func people(upstreamURL string) (alice, bob, carol relaytest.User) {

@@ -170,9 +170,8 @@ func BenchmarkHeldStreams(b *testing.B) {
 				cfg := testConfig(b, b.TempDir()+"/relay.db")
 				cfg.Faults.StreamGoroutine = mode == "goroutine"
 				cfg.KeepaliveInterval = time.Hour // idle means idle
-				up := relaytest.NewUpstream(b)
 				r := startRelay(b, cfg)
-				alice, _, _ := people(up.URL)
+				alice, _, _ := people("http://127.0.0.1:9/mcp")
 				r.DB.Insert(b, alice)
 				// Warm up: one stream, so the first stream's one-off costs
 				// (auth cache, pools) are not counted.

@@ -18,9 +18,9 @@ import (
 // workspace's feed, stamped with a sane written_at.
 func TestFlow(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
-		up := relaytest.NewUpstream(t)
+		up := relaytest.Upstream(t, relaytest.Quick())
 		r := startRelay(t, testConfig(t, dsn))
-		alice, bob, carol := people(up.URL)
+		alice, bob, carol := people(relaytest.MCPURL(up))
 		r.DB.Insert(t, alice, bob, carol)
 
 		init := r.rpc(t, alice.Token, "initialize", map[string]any{"protocolVersion": "2025-03-26",
@@ -54,8 +54,8 @@ func TestFlow(t *testing.T) {
 			names = append(names, tool.Name)
 			assert.NotEmpty(t, tool.InputSchema, "fields other than name pass through")
 		}
-		assert.Equal(t, []string{"github__echo", "github__fail", "linear__echo", "linear__fail"}, names)
-		assert.EqualValues(t, 2, up.Lists.Load(), "one upstream tools/list per connector")
+		assert.Equal(t, []string{"github__tool_01", "github__tool_02", "linear__tool_01", "linear__tool_02"}, names)
+		assert.EqualValues(t, 2, up.Server.Stats().ByMethod["tools/list"], "one upstream tools/list per connector")
 
 		aliceStream := r.stream(t, "/mcp", alice.Token)
 		bobStream := r.stream(t, "/mcp", bob.Token)
@@ -63,9 +63,9 @@ func TestFlow(t *testing.T) {
 		otherFeed := r.stream(t, "/api/events", carol.Token)
 
 		before := time.Now()
-		text, isErr := r.call(t, alice.Token, "linear__echo", map[string]any{"q": "x"})
+		text, isErr := r.call(t, alice.Token, "linear__tool_02", map[string]any{"query": "x"})
 		assert.False(t, isErr)
-		assert.Equal(t, `echo called with {"q":"x"}`, text)
+		assert.Len(t, text, 64, "the upstream's text passes through")
 
 		var ids []string
 		for name, s := range map[string]*relaytest.Stream{"user stream": aliceStream, "workspace feed": feed} {
@@ -76,7 +76,7 @@ func TestFlow(t *testing.T) {
 			assert.Equal(t, ev.ID, jsonInt(c.ID), name+": SSE id is the event id")
 			assert.Equal(t, int64(1), c.UserID, name)
 			assert.Equal(t, int64(10), c.WorkspaceID, name)
-			assert.Equal(t, "linear__echo", c.Tool, name)
+			assert.Equal(t, "linear__tool_02", c.Tool, name)
 			assert.Equal(t, "ok", c.Outcome, name)
 			written, err := time.Parse(time.RFC3339Nano, c.WrittenAt)
 			require.NoError(t, err, name)
@@ -87,7 +87,10 @@ func TestFlow(t *testing.T) {
 		assert.Equal(t, ids[0], ids[1], "both feeds carry the same event")
 
 		// bob's next event is his own call: alice's never reached him.
-		_, isErr = r.call(t, bob.Token, "github__fail", nil)
+		b := relaytest.Quick()
+		b.ToolErrors = 1
+		require.NoError(t, up.Server.SetBehavior(b))
+		_, isErr = r.call(t, bob.Token, "github__tool_01", nil)
 		assert.True(t, isErr, "the upstream's isError passes through")
 		ev, ok := bobStream.Next(t)
 		require.True(t, ok)
@@ -98,7 +101,7 @@ func TestFlow(t *testing.T) {
 		assert.Equal(t, int64(2), ev.Call(t).UserID, "the workspace feed has every user of the workspace")
 
 		// carol's feed's first event is her own: other workspaces stay apart.
-		r.call(t, carol.Token, "github__echo", nil)
+		r.call(t, carol.Token, "github__tool_01", nil)
 		ev, ok = otherFeed.Next(t)
 		require.True(t, ok)
 		assert.Equal(t, int64(3), ev.Call(t).UserID)
@@ -117,9 +120,8 @@ func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // final shutdown event and ends it.
 func TestShutdownClosesStreams(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
-		up := relaytest.NewUpstream(t)
 		r := startRelay(t, testConfig(t, dsn))
-		alice, _, _ := people(up.URL)
+		alice, _, _ := people("http://127.0.0.1:9/mcp")
 		r.DB.Insert(t, alice)
 		s1 := r.stream(t, "/mcp", alice.Token)
 		s2 := r.stream(t, "/api/events", alice.Token)
