@@ -173,7 +173,9 @@ func TestDrain(t *testing.T) {
 	stream := relaytest.OpenStream(t, client, p.URL+"/mcp", alice.Token)
 
 	reply := make(chan relaytest.Reply, 1)
-	go func() { reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"}) }()
+	go func() {
+		reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"})
+	}()
 	relaytest.Eventually(t, "call at the upstream", func() bool { return up.Server.Stats().InFlight == 1 })
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 
@@ -211,7 +213,9 @@ func TestDrainTimeout(t *testing.T) {
 	relaytest.DB(t, db).Insert(t, alice)
 	client := &http.Client{Transport: &http.Transport{}}
 	reply := make(chan relaytest.Reply, 1)
-	go func() { reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"}) }()
+	go func() {
+		reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"})
+	}()
 	relaytest.Eventually(t, "call at the upstream", func() bool { return up.Server.Stats().InFlight == 1 })
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	rep := <-reply

@@ -40,14 +40,19 @@ func (w *fakeWriter) close(final *frame, _ time.Time) {
 	w.closed, w.ended = final, true
 }
 
+func (w *fakeWriter) isEnded() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.ended }
+
 func (w *fakeWriter) got() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.frames...)
 }
 
-func newTestStream(h *hub, kind streamKind, key int64) (*stream, *fakeWriter) {
+func newTestStream(h *hub, kind streamKind, key int64, set ...func(*fakeWriter)) (*stream, *fakeWriter) {
 	w := &fakeWriter{}
+	for _, f := range set {
+		f(w)
+	}
 	s := &stream{kind: kind, key: key, w: w}
 	h.add(s)
 	return s, w
@@ -77,16 +82,14 @@ func TestHubKeepalivesAndDrops(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHub(15*time.Second, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		_, ok := newTestStream(h, userStream, 1)
-		_, broken := newTestStream(h, userStream, 2)
-		_, left := newTestStream(h, workspaceStream, 3)
-		broken.fail = true
-		left.gone = true
+		_, broken := newTestStream(h, userStream, 2, func(w *fakeWriter) { w.fail = true })
+		_, left := newTestStream(h, workspaceStream, 3, func(w *fakeWriter) { w.gone = true })
 
 		time.Sleep(15 * time.Second) // every shard has swept once by now
 		synctest.Wait()
 		assert.Equal(t, []string{": keepalive\n\n"}, ok.got())
-		assert.True(t, broken.ended, "a failed write closes the stream")
-		assert.True(t, left.ended, "a stream whose client left is closed before the write")
+		assert.True(t, broken.isEnded(), "a failed write closes the stream")
+		assert.True(t, left.isEnded(), "a stream whose client left is closed before the write")
 		assert.Empty(t, left.got())
 		assert.EqualValues(t, 1, h.heldStreams(userStream))
 		assert.EqualValues(t, 0, h.heldStreams(workspaceStream))
@@ -96,7 +99,7 @@ func TestHubKeepalivesAndDrops(t *testing.T) {
 		assert.Len(t, ok.got(), 2, "one keepalive per interval")
 
 		h.close(shutdownFrame)
-		assert.True(t, ok.ended)
+		assert.True(t, ok.isEnded())
 		assert.Same(t, shutdownFrame, ok.closed, "the final event")
 		assert.EqualValues(t, 0, h.heldStreams(userStream))
 		assert.False(t, h.add(&stream{w: &fakeWriter{}}), "a closed hub takes no stream")
