@@ -30,6 +30,10 @@ import (
 // writeTimeout bounds writing one parked answer to a slow reader.
 const writeTimeout = time.Minute
 
+// smallAnswer is the body size up to which an answer is written without a
+// write deadline: the loopback socket buffer takes it whole.
+const smallAnswer = 64 << 10
+
 // maxPipelined bounds the bytes kept from a client that sends more while
 // its call is held.
 const maxPipelined = 64 << 10
@@ -53,14 +57,21 @@ func (h *held) wait(due time.Time) {
 	defer h.s.untrack(h)
 	c := h.conn
 	_ = c.SetReadDeadline(due)
+	var more []byte // read buffer once the client pipelines
 	for {
-		n, err := c.Read(h.one[:])
-		if n > 0 && len(h.pending) < maxPipelined {
-			h.pending = append(h.pending, h.one[0])
-			continue
+		buf := h.one[:]
+		if more != nil {
+			buf = more
 		}
-		if err == nil && n > 0 { // too much pipelined: treat as abuse
-			err = errors.New("pipelined too much")
+		n, err := c.Read(buf)
+		if n > 0 {
+			h.pending = append(h.pending, buf[:n]...)
+			if more == nil {
+				more = make([]byte, 4<<10)
+			}
+			if len(h.pending) > maxPipelined && err == nil {
+				err = errors.New("pipelined too much")
+			}
 		}
 		if err == nil {
 			continue
@@ -79,7 +90,8 @@ func (h *held) wait(due time.Time) {
 		}
 		return
 	}
-	_ = c.SetReadDeadline(time.Time{})
+	// The read deadline is left in the past: the http.Server sets its own
+	// before it reads the next request.
 	switch h.draw.Outcome {
 	case Hang: // MaxHang passed
 		h.s.end(h.kind, Hang, 0, h.start)
@@ -98,14 +110,21 @@ func (h *held) wait(due time.Time) {
 	// Count before the last byte goes out, so a client that reads the
 	// answer and then asks for stats sees it counted.
 	h.s.end(h.kind, h.draw.Outcome, body, h.start)
-	_ = c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	// A small answer fits the socket buffer and cannot block; a large one
+	// to a slow reader is bounded by writeTimeout.
+	bounded := body > smallAnswer
+	if bounded {
+		_ = c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	}
 	n, err := h.rep.writeRaw(c, closeAfter)
 	if err != nil || h.aborted.Load() {
 		h.s.stats.undeliver(h.draw.Outcome, body-n)
 		c.Close()
 		return
 	}
-	_ = c.SetWriteDeadline(time.Time{})
+	if bounded {
+		_ = c.SetWriteDeadline(time.Time{})
+	}
 	if closeAfter {
 		c.Close()
 		return

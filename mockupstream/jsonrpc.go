@@ -167,6 +167,9 @@ func resultReply(id json.RawMessage, result []byte) *reply {
 	return &reply{status: 200, contentType: "application/json", head: b}
 }
 
+// callTail ends the JSON of a successful tools/call answer after its text.
+var callTail = []byte(`"}],"isError":false}}`)
+
 // callReply returns the tools/call answer: text of size bytes of filler, or
 // for a tool error the message, with isError set accordingly.
 func callReply(id json.RawMessage, d Draw) *reply {
@@ -180,7 +183,7 @@ func callReply(id json.RawMessage, d Draw) *reply {
 		return &reply{status: 200, contentType: "application/json", head: b}
 	}
 	b = append(b, '"')
-	return &reply{status: 200, contentType: "application/json", head: b, fill: d.Bytes, tail: []byte(`"}],"isError":false}}`)}
+	return &reply{status: 200, contentType: "application/json", head: b, fill: d.Bytes, tail: callTail}
 }
 
 // initializeResult returns the result of initialize for the client's
