@@ -29,8 +29,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.id == nil {
-		w.WriteHeader(http.StatusAccepted)
 		s.end(KindNotification, OK, 0, start)
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	var (
@@ -75,9 +75,5 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 
 // answerNow writes rep at once and counts the request with outcome o.
 func (s *Server) answerNow(w http.ResponseWriter, k Kind, o Outcome, rep *reply, start time.Time) {
-	n, err := rep.writeTo(w)
-	if err != nil {
-		o = ClientGone
-	}
-	s.end(k, o, n, start)
+	s.write(w, k, o, rep, start)
 }

@@ -214,9 +214,7 @@ func (s *Server) reject(w http.ResponseWriter, k Kind, status int, msg string, s
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mockupstream"`)
 	}
-	rep := &reply{status: status, contentType: "text/plain; charset=utf-8", head: []byte(msg + "\n")}
-	n, _ := rep.writeTo(w)
-	s.end(k, HTTP4xx, n, start)
+	s.write(w, k, HTTP4xx, &reply{status: status, contentType: "text/plain; charset=utf-8", head: []byte(msg + "\n")}, start)
 }
 
 // readBody reads r's body up to maxRequestBody. On failure it has answered
@@ -276,15 +274,24 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request, k Kind, d Draw,
 		s.end(k, Reset, 0, start)
 		hangUp(w, true)
 	default:
-		if s.draining() {
-			w.Header().Set("Connection", "close")
-		}
-		n, err := rep.writeTo(w)
-		if err != nil {
-			s.end(k, ClientGone, n, start)
-			return
-		}
-		s.end(k, d.Outcome, n, start)
+		s.write(w, k, d.Outcome, rep, start)
+	}
+}
+
+// write answers rep through w and counts the request with outcome o. It
+// counts first, so that a client that has read the answer finds it
+// counted; if the answer fails to go out it is moved to ClientGone.
+func (s *Server) write(w http.ResponseWriter, k Kind, o Outcome, rep *reply, start time.Time) {
+	if s.draining() {
+		w.Header().Set("Connection", "close")
+	}
+	n := rep.bodyLen()
+	if rep.headOnly {
+		n = 0
+	}
+	s.end(k, o, n, start)
+	if written, err := rep.writeTo(w); err != nil {
+		s.stats.undeliver(o, n-written)
 	}
 }
 
