@@ -153,13 +153,13 @@ func TestCommand_InvalidEnvironmentExits(t *testing.T) {
 		env  string
 		want string // in the message
 	}{
-		{"CALL_LATENCY_MS=-1", "CALL_LATENCY_MS"},                // negative latency
-		{"LIST_LATENCY_MS=-250", "LIST_LATENCY_MS"},              // negative latency
-		{"CALL_P95_MS=100", "CALL_P95_MS"},                       // p95 below the median (1000)
-		{"TOOL_ERROR_FRACTION=1.5", "TOOL_ERROR_FRACTION"},       // fraction above 1
-		{"HANG_FRACTION=-0.5", "HANG_FRACTION"},                  // fraction below 0
-		{"AUTH_MODE=oauth", "AUTH_MODE"},                         // unknown auth mode
-		{"TOOL_COUNT=twenty", "TOOL_COUNT"},                      // not a number
+		{"CALL_LATENCY_MS=-1", "CALL_LATENCY_MS"},                 // negative latency
+		{"LIST_LATENCY_MS=-250", "LIST_LATENCY_MS"},               // negative latency
+		{"CALL_P95_MS=100", "CALL_P95_MS"},                        // p95 below the median (1000)
+		{"TOOL_ERROR_FRACTION=1.5", "TOOL_ERROR_FRACTION"},        // fraction above 1
+		{"HANG_FRACTION=-0.5", "HANG_FRACTION"},                   // fraction below 0
+		{"AUTH_MODE=oauth", "AUTH_MODE"},                          // unknown auth mode
+		{"TOOL_COUNT=twenty", "TOOL_COUNT"},                       // not a number
 		{"BEHAVIOR={\"call\":{\"median\":\"x\"}}", "call.median"}, // bad JSON model
 	} {
 		t.Run("env="+strings.SplitN(tc.env, "=", 2)[0], func(t *testing.T) {
