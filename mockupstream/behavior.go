@@ -111,7 +111,9 @@ const (
 // FieldError is a problem with one field of a [Behavior]; Field is the JSON
 // path of the field ("call.p95", "sizes[1].weight", "faults.reset").
 type FieldError struct {
-	Field   string
+	// Field is the JSON path of the field.
+	Field string
+	// Problem says what is wrong and what to give instead.
 	Problem string
 }
 

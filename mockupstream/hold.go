@@ -167,6 +167,7 @@ func newPrefixConn(c net.Conn, prefix []byte) net.Conn {
 	return &prefixConn{Conn: c, prefix: bytes.Clone(prefix)}
 }
 
+// Read returns the kept bytes first, then reads the connection.
 func (p *prefixConn) Read(b []byte) (int, error) {
 	if len(p.prefix) > 0 {
 		n := copy(b, p.prefix)

@@ -138,11 +138,13 @@ type capped struct {
 	max time.Duration
 }
 
+// Sample draws one latency, at most max.
 func (c capped) Sample(r *rand.Rand) time.Duration { return min(c.d.Sample(r), c.max) }
 
 // clampSize keeps a size draw within [0, MaxBytes].
 type clampSize struct{ d dist.Dist[int64] }
 
+// Sample draws one size in [0, MaxBytes].
 func (c clampSize) Sample(r *rand.Rand) int64 { return min(max(c.d.Sample(r), 0), MaxBytes) }
 
 // Behavior returns the model's behaviour with defaults and the seed filled in.
