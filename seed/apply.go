@@ -72,7 +72,7 @@ func Apply(ctx context.Context, db Target, spec Spec, opts ...Option) (*Populati
 			err = fmt.Errorf("wrote %d rows, expected %d", n, t.Len)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("seed: apply %q to %s: table %s: %w; nothing was written (rolled back)", s.Name, db, t.Name, err)
+			return nil, fmt.Errorf("seed: apply %q to %s: table %s: %w; nothing was written (rolled back)", s.Name, db, t.Name, withCtxErr(ctx, err))
 		}
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO seed_marker (name, spec_hash) VALUES (?, ?)`, s.Name, pop.Hash); err != nil {

@@ -368,6 +368,7 @@ func TestApplyFailingHalfwayLeavesNothing(t *testing.T) {
 			require.Error(t, err)
 			require.True(t, cancelled, "the load was cancelled part-way")
 			assert.Contains(t, err.Error(), "rolled back")
+			assert.ErrorIs(t, err, context.Canceled)
 			for _, tb := range tables {
 				assert.Zero(t, count(t, e.q, tb.name), tb.name)
 			}

@@ -50,6 +50,7 @@ func Copy(ctx context.Context, db Target, table string, columns []string, rows R
 	defer tx.rollback()
 	n, err := tx.copy(ctx, table, columns, rows, &c, table, c.expectedRows)
 	if err != nil {
+		err = withCtxErr(ctx, err)
 		return 0, fmt.Errorf("seed: copy into %s: %w; nothing was written", table, err)
 	}
 	if err := tx.commit(ctx); err != nil {
@@ -75,6 +76,15 @@ func checkCopyArgs(table string, columns []string, rows Rows) error {
 		errs = append(errs, fmt.Errorf("seed: copy into %q: rows is nil; pass a generator function", table))
 	}
 	return errors.Join(errs...)
+}
+
+// withCtxErr makes an error caused by a cancelled or expired ctx say so:
+// database/sql, for one, reports a closed statement once the context ends.
+func withCtxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
 }
 
 // tx is a transaction on either dialect.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -202,9 +201,9 @@ func TestCopyStopsOnCancel(t *testing.T) {
 			require.NoError(t, err)
 			defer target.Close()
 			ctx, cancel := context.WithCancel(t.Context())
-			// An endless generator: only the cancellation ends the load.
+			// A generator far longer than the cancellation lets run.
 			endless := func(yield func([]any) bool) error {
-				for i := int64(1); ; i++ {
+				for i := int64(1); i <= 10_000_000; i++ {
 					if i == 10_000 {
 						cancel()
 					}
@@ -212,10 +211,11 @@ func TestCopyStopsOnCancel(t *testing.T) {
 						return nil
 					}
 				}
+				return errors.New("the load was not cancelled")
 			}
 			_, err = seed.Copy(ctx, target, "items", []string{"id", "name", "price", "note"}, endless)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "cancel"), "error %v says it was cancelled", err)
+			assert.ErrorIs(t, err, context.Canceled)
 			assert.Zero(t, count(t, e.q, "items"))
 		})
 	}
