@@ -1,0 +1,13 @@
+package loadtest_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/headroom-dev/headroom/loadtest/internal/childserver"
+)
+
+func TestMain(m *testing.M) {
+	childserver.Main()
+	os.Exit(m.Run())
+}
