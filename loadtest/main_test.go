@@ -8,6 +8,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	childserver.Main()
+	childserver.Main(map[string]childserver.Serve{"http": childserver.HTTP})
 	os.Exit(m.Run())
 }

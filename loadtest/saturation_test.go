@@ -20,7 +20,7 @@ import (
 // same run by a closed loop of the same concurrency over the same client.
 func BenchmarkPastSaturation(b *testing.B) {
 	const conc = 64
-	addr := childserver.Start(b)
+	addr := childserver.Start(b, "http")
 	c, err := httpc.New(httpc.Options{MaxConnsPerHost: conc, Timeout: 5 * time.Second})
 	if err != nil {
 		b.Fatal(err)
