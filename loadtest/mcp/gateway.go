@@ -1,0 +1,226 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/dist"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/sse"
+)
+
+// The kinds a Gateway workload records, besides the sse kinds of each
+// user's notification stream.
+const (
+	KindInitialize = "initialize"
+	KindListTools  = "tools/list"
+	KindCallTool   = "tools/call"
+	KindDashboard  = "dashboard"
+)
+
+// Gateway is the production-calibrated workload of an MCP gateway's users,
+// as the published gateway harness models them:
+//
+//   - each user holds one notification stream for the whole run;
+//   - calls arrive in bursts: several calls seconds apart (median 6 s inside
+//     a burst), then quiet minutes, about 90 s between calls on average;
+//   - 1% of users are bots that call continuously;
+//   - users periodically reconnect (initialize + tools/list) and re-list
+//     tools between calls; 5% of calls come with a dashboard page view.
+//
+// The upstream's latency, tool-error share and response sizes are the mock
+// upstream's to model. Zero fields take these defaults; Users returns the
+// loadtest workload.
+type Gateway struct {
+	// URL is the gateway's MCP endpoint, e.g. "https://127.0.0.1:8443/mcp".
+	URL string
+	// DashboardURL is fetched with a share of calls; empty disables views.
+	DashboardURL string
+	// HTTP sends every request; share one client between all users.
+	HTTP *httpc.Client
+	// Token returns modeled user i's bearer token.
+	Token func(user int) string
+	// ProtocolVersion is the MCP revision; empty means the default.
+	ProtocolVersion string
+	// Gaps are a human user's gaps between calls; the zero value means
+	// dist.CalibratedBursts(6s, 20s, 5 calls, 90s).
+	Gaps dist.Bursts
+	// BotShare is the share of users that are bots; default 0.01, and a
+	// negative value means none.
+	BotShare float64
+	// BotGap is a bot's gap between calls; default 2 s ± 1 s.
+	BotGap dist.Dist[time.Duration]
+	// Reconnect is the mean time between one user's reconnects; default
+	// 10 minutes; negative disables them.
+	Reconnect time.Duration
+	// Relist is the share of calls preceded by a tools/list; default 0.1.
+	Relist float64
+	// Dashboard is the share of calls followed by a dashboard view;
+	// default 0.05.
+	Dashboard float64
+	// NoStream leaves out the held notification stream.
+	NoStream bool
+	// Arguments returns the arguments of a call; nil sends {"query": "…"}.
+	Arguments func(u *loadtest.User, tool string) any
+}
+
+// Kinds returns every kind the workload records.
+func (g *Gateway) Kinds() []string {
+	ks := []string{KindInitialize, KindListTools, KindCallTool}
+	if g.DashboardURL != "" {
+		ks = append(ks, KindDashboard)
+	}
+	if !g.NoStream {
+		ks = append(ks, sse.KindConnect, sse.KindFirstEvent, sse.DefaultFanoutKind, sse.KindStream, sse.KindHealth, sse.KindDelivery, sse.KindMalformed)
+	}
+	return ks
+}
+
+func (g Gateway) withDefaults() (Gateway, error) {
+	if g.Gaps.InBurst == nil {
+		b, err := dist.CalibratedBursts(6*time.Second, 20*time.Second, 5, 90*time.Second)
+		if err != nil {
+			return g, err
+		}
+		g.Gaps = b
+	}
+	if g.BotShare == 0 {
+		g.BotShare = 0.01
+	}
+	if g.BotGap == nil {
+		g.BotGap = dist.Fixed[time.Duration]{Value: 2 * time.Second, Jitter: time.Second}
+	}
+	if g.Reconnect == 0 {
+		g.Reconnect = 10 * time.Minute
+	}
+	if g.Relist == 0 {
+		g.Relist = 0.1
+	}
+	if g.Dashboard == 0 {
+		g.Dashboard = 0.05
+	}
+	if g.Arguments == nil {
+		g.Arguments = func(u *loadtest.User, tool string) any {
+			return map[string]any{"query": fmt.Sprintf("user %d asks %s", u.ID, tool)}
+		}
+	}
+	var errs []error
+	if g.URL == "" {
+		errs = append(errs, errors.New("mcp: Gateway.URL is empty; give the gateway's MCP endpoint"))
+	}
+	if g.HTTP == nil {
+		errs = append(errs, errors.New("mcp: Gateway.HTTP is nil; give an httpc.Client shared by all users"))
+	}
+	if g.Token == nil {
+		errs = append(errs, errors.New("mcp: Gateway.Token is nil; give the function that returns user i's token"))
+	}
+	for name, v := range map[string]float64{"BotShare": g.BotShare, "Relist": g.Relist, "Dashboard": g.Dashboard} {
+		if v > 1 {
+			errs = append(errs, fmt.Errorf("mcp: Gateway.%s is %v; give a share in [0, 1]", name, v))
+		}
+	}
+	return g, errors.Join(errs...)
+}
+
+// Users returns the workload: one modeled user per level unit, each running
+// the gateway user's behaviour.
+func (g *Gateway) Users() (*loadtest.Users, error) {
+	cfg, err := g.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &loadtest.Users{Kinds: g.Kinds(), Behavior: cfg.behave}, nil
+}
+
+// behave is one gateway user's life.
+func (g Gateway) behave(u *loadtest.User) {
+	c, err := New(g.HTTP, Options{URL: g.URL, Token: g.Token(u.ID), ProtocolVersion: g.ProtocolVersion})
+	if err != nil {
+		u.Record(KindInitialize, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
+		return
+	}
+	var dashboard *httpc.Request
+	if g.DashboardURL != "" {
+		dashboard, err = g.HTTP.Prepare("GET", g.DashboardURL, []httpc.Header{{Name: "Authorization", Value: "Bearer " + g.Token(u.ID)}}, nil)
+		if err != nil {
+			u.Record(KindDashboard, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
+			return
+		}
+	}
+	var tools []Tool
+	connect := func() bool {
+		if u.Do(KindInitialize, c.Initialize).Outcome != loadtest.OK {
+			return false
+		}
+		r := u.Do(KindListTools, func(ctx context.Context) loadtest.Response {
+			ts, r := c.ListTools(ctx)
+			if r.Outcome == loadtest.OK {
+				tools = ts
+			}
+			return r
+		})
+		return r.Outcome == loadtest.OK
+	}
+	// A user that cannot connect retries, as a client would, after a pause.
+	for !connect() {
+		if !u.Sleep(dist.Fixed[time.Duration]{Value: 5 * time.Second, Jitter: 2 * time.Second}.Sample(u.Rand)) {
+			return
+		}
+	}
+
+	var stream *sse.Stream
+	if !g.NoStream {
+		group, err := sse.NewGroup(NotificationConfig(g.HTTP, g.URL, u))
+		if err != nil {
+			u.Record(sse.KindConnect, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
+			return
+		}
+		stream = c.OpenNotifications(u.Context(), group)
+		defer stream.Close()
+	}
+
+	bot := g.BotShare > 0 && u.Rand.Float64() < g.BotShare
+	gaps := g.Gaps.Gaps(u.Rand)
+	nextReconnect := g.reconnectAfter(u)
+	for {
+		gap := gaps.Next()
+		if bot {
+			gap = g.BotGap.Sample(u.Rand)
+		}
+		if !u.Sleep(gap) {
+			return
+		}
+		switch {
+		case !nextReconnect.IsZero() && time.Now().After(nextReconnect):
+			connect()
+			nextReconnect = g.reconnectAfter(u)
+		case u.Rand.Float64() < g.Relist:
+			u.Do(KindListTools, func(ctx context.Context) loadtest.Response { _, r := c.ListTools(ctx); return r })
+		}
+		if len(tools) == 0 {
+			continue
+		}
+		tool := tools[u.Rand.IntN(len(tools))].Name
+		args := g.Arguments(u, tool)
+		r := u.Do(KindCallTool, func(ctx context.Context) loadtest.Response { _, r := c.CallTool(ctx, tool, args); return r })
+		// Every call the gateway completed, a tool error included, is one
+		// event on the user's stream.
+		var te *ToolError
+		if stream != nil && (r.Outcome == loadtest.OK || errors.As(r.Err, &te)) {
+			stream.Expect(1)
+		}
+		if dashboard != nil && u.Rand.Float64() < g.Dashboard {
+			u.Do(KindDashboard, g.HTTP.Func(dashboard))
+		}
+	}
+}
+
+func (g Gateway) reconnectAfter(u *loadtest.User) time.Time {
+	if g.Reconnect < 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(dist.Exponential[time.Duration]{Mean: g.Reconnect}.Sample(u.Rand))
+}
