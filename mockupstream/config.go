@@ -31,7 +31,7 @@ type HoldMode string
 const (
 	// HoldPark hijacks the connection and waits in a 2 KiB goroutine, then
 	// hands the connection back to the http.Server: about 4–6 KiB per held
-	// call instead of about 21–27 KiB (BenchmarkHeldCall), for about 15%
+	// call instead of about 21–27 KiB (BenchmarkHeldCall), for about 20%
 	// more CPU per completed call (BenchmarkCompletedCall). It applies to
 	// connections the Server accepts itself; through another server's
 	// handler it falls back to HoldSleep.
