@@ -43,6 +43,8 @@ type hub struct {
 	closeOnce    sync.Once
 	wg           sync.WaitGroup
 	closed       atomic.Bool
+	watchOnce    sync.Once
+	watcher      *peerWatcher // started by the first hijacked stream; nil off Linux
 }
 
 // shard is one part of the hub. mu guards the maps; only the shard's
@@ -69,6 +71,33 @@ func newHub(keepalive, writeTimeout time.Duration, log *slog.Logger) *hub {
 		go sh.run()
 	}
 	return h
+}
+
+// watchPeer has the watcher close s as soon as its client leaves.
+func (h *hub) watchPeer(s *stream) {
+	hw, ok := s.w.(*hijackedWriter)
+	if !ok {
+		return
+	}
+	h.watchOnce.Do(func() {
+		if !h.closed.Load() {
+			h.watcher = newPeerWatcher(func(s *stream) { s.shard.drop(s, nil) })
+		}
+	})
+	if h.watcher == nil {
+		return
+	}
+	tok, err := h.watcher.watch(s, hw.conn)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		h.watcher.forget(tok)
+		return
+	}
+	hw.watcher, hw.tok = h.watcher, tok
 }
 
 // held returns the number of open streams of kind k.
@@ -121,6 +150,10 @@ func (h *hub) close(final *frame) {
 			for _, s := range sh.all(nil) {
 				sh.drop(s, final)
 			}
+		}
+		h.watchOnce.Do(func() {}) // no watcher starts after this
+		if h.watcher != nil {
+			h.watcher.close()
 		}
 	})
 }

@@ -77,6 +77,7 @@ func (s *Server) handleStream(kind streamKind) http.HandlerFunc {
 			st.shard.drop(st, nil)
 			return
 		}
+		s.hub.watchPeer(st)
 		s.replay(r.Context(), st, p, lastID)
 		if held != nil {
 			select {

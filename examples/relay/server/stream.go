@@ -108,7 +108,9 @@ func (s *stream) close(final *frame, timeout time.Duration) {
 // goroutine and no buffer is held while the stream is idle.
 type hijackedWriter struct {
 	conn    net.Conn
-	chunked bool // HTTP/1.1: the body is chunk-framed
+	chunked bool         // HTTP/1.1: the body is chunk-framed
+	watcher *peerWatcher // watching conn for the client leaving, when not nil
+	tok     uint64
 }
 
 func (w *hijackedWriter) bytes(f *frame) []byte {
@@ -136,6 +138,9 @@ func (w *hijackedWriter) close(final *frame, deadline time.Time) {
 			bufs = append(bufs, lastChunk)
 		}
 		bufs.WriteTo(w.conn)
+	}
+	if w.watcher != nil {
+		w.watcher.unwatch(w.tok, w.conn)
 	}
 	w.conn.Close()
 }
