@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,10 +106,11 @@ func rawStreams(addr, token string, n int) ([]net.Conn, error) {
 	return conns, nil
 }
 
-// goMemory returns the Go heap and stacks in use after two collections, in bytes.
+// goMemory returns the Go heap and stacks in use after a collection that
+// also returns freed memory to the OS (so RSS is comparable), in bytes.
 func goMemory() uint64 {
 	runtime.GC()
-	runtime.GC()
+	debug.FreeOSMemory()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse + m.StackInuse
