@@ -23,7 +23,7 @@ func synthetic(levels []float64, scale []float64, errRate float64, capacity floa
 			if r.Float64() < errRate {
 				resp.Outcome = HTTP5xx
 			}
-			ks.record(d, resp)
+			ks.record(d, resp, true)
 		}
 		start := time.Date(2026, 11, 30, 0, i, 0, 0, time.UTC)
 		res.Steps = append(res.Steps, &StepResult{

@@ -98,7 +98,7 @@ func (r *Recorder) Record(kind string, latency time.Duration, resp Response) {
 	k := r.kind(kind)
 	r.recordLive(k, latency, resp)
 	if w := r.window.Load(); w != nil {
-		w.stats(k).record(latency, resp)
+		w.stats(k).record(latency, resp, false)
 	}
 }
 
@@ -126,7 +126,7 @@ func (r *Recorder) end(s span, resp Response, now time.Time) {
 	r.recordLive(s.kind, lat, resp)
 	if s.w != nil {
 		ks := s.w.stats(s.kind)
-		ks.record(lat, resp)
+		ks.record(lat, resp, true)
 		ks.inflight.Add(-1)
 	}
 }
@@ -234,15 +234,19 @@ func (w *window) recordLag(d time.Duration) {
 type kindStats struct {
 	inflight atomic.Int64 // begun in the window and not ended
 
-	mu     sync.Mutex
-	h      *hdrhistogram.Histogram
-	counts [NumOutcomes]int64
-	bytes  int64
-	errs   []string
+	mu       sync.Mutex
+	h        *hdrhistogram.Histogram
+	counts   [NumOutcomes]int64
+	bytes    int64
+	errs     []string
+	requests bool // samples are requests (begun and ended), not observations
 }
 
-func (s *kindStats) record(lat time.Duration, resp Response) {
+// record adds one sample: the end of a request the generator issued
+// (request), or an observation such as a fan-out delay.
+func (s *kindStats) record(lat time.Duration, resp Response, request bool) {
 	s.mu.Lock()
+	s.requests = s.requests || request
 	if resp.Outcome != Dropped {
 		recordHist(s.h, lat)
 	}

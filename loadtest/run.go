@@ -259,8 +259,10 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 			sr.Self.Unfinished += n
 		}
 		sr.Kinds = append(sr.Kinds, kr)
-		answered += kr.Total() - kr.Outcomes[Dropped]
-		ok += kr.Outcomes[OK]
+		if !kr.Observed {
+			answered += kr.Total() - kr.Outcomes[Dropped]
+			ok += kr.Outcomes[OK]
+		}
 	}
 	secs := end.Sub(start).Seconds()
 	if secs > 0 {

@@ -42,18 +42,27 @@ type sampleLog struct {
 	samplers []Sampler
 	logf     func(string, ...any)
 
-	mu     sync.Mutex // guards points and warned; serialises sampling
+	mu     sync.Mutex // guards the fields below; serialises sampling
 	points []timedMeasurement
 	warned map[int]bool
+	last   time.Time               // when the samplers were last measured
+	prev   map[[2]string]time.Time // last sample of each series
 }
 
+// timedMeasurement is one sample and the interval it covers: since the
+// series' previous sample.
 type timedMeasurement struct {
-	at time.Time
-	m  Measurement
+	at    time.Time
+	since time.Duration
+	m     Measurement
 }
+
+// minSampleGap is the shortest interval between two samplings: a rate over
+// a shorter interval is mostly noise.
+const minSampleGap = 500 * time.Millisecond
 
 func newSampleLog(s []Sampler, logf func(string, ...any)) *sampleLog {
-	return &sampleLog{samplers: s, logf: logf, warned: map[int]bool{}}
+	return &sampleLog{samplers: s, logf: logf, warned: map[int]bool{}, prev: map[[2]string]time.Time{}}
 }
 
 func (l *sampleLog) loop(ctx context.Context, every time.Duration) {
@@ -70,11 +79,16 @@ func (l *sampleLog) loop(ctx context.Context, every time.Duration) {
 	}
 }
 
-// sampleNow measures every sampler once. A failing sampler is logged once.
+// sampleNow measures every sampler once, unless they were measured less
+// than minSampleGap ago. A failing sampler is logged once.
 func (l *sampleLog) sampleNow(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
+	if now.Sub(l.last) < minSampleGap {
+		return
+	}
+	l.last = now
 	for i, s := range l.samplers {
 		ms, err := s.Sample(ctx, now)
 		if err != nil {
@@ -85,16 +99,25 @@ func (l *sampleLog) sampleNow(ctx context.Context) {
 			continue
 		}
 		for _, m := range ms {
-			l.points = append(l.points, timedMeasurement{at: now, m: m})
+			key := [2]string{m.Component, m.Metric}
+			since := time.Duration(0)
+			if p, ok := l.prev[key]; ok {
+				since = now.Sub(p)
+			}
+			l.prev[key] = now
+			l.points = append(l.points, timedMeasurement{at: now, since: since, m: m})
 		}
 	}
 }
 
-// summary returns the mean and max of every series sampled within [from, to].
+// summary returns the mean and max of every series sampled within [from,
+// to]. The mean is weighted by the interval each sample covers, so a rate
+// averaged over a short interval counts for little.
 func (l *sampleLog) summary(from, to time.Time) []SeriesSummary {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []SeriesSummary
+	var weights []float64
 	index := map[[2]string]int{}
 	for _, p := range l.points {
 		if p.at.Before(from) || p.at.After(to) {
@@ -106,9 +129,12 @@ func (l *sampleLog) summary(from, to time.Time) []SeriesSummary {
 			i = len(out)
 			index[key] = i
 			out = append(out, SeriesSummary{Component: p.m.Component, Metric: p.m.Metric, Unit: p.m.Unit, Max: math.Inf(-1)})
+			weights = append(weights, 0)
 		}
 		s := &out[i]
-		s.Mean += (p.m.Value - s.Mean) / float64(s.Samples+1)
+		w := max(p.since.Seconds(), 1e-3)
+		weights[i] += w
+		s.Mean += (p.m.Value - s.Mean) * w / weights[i]
 		s.Max = max(s.Max, p.m.Value)
 		s.Samples++
 	}

@@ -35,7 +35,8 @@ type StepResult struct {
 	// Offered is the load asked of the target in requests per second: the
 	// arrivals scheduled (open model) or the requests users began.
 	Offered float64 `json:"offered_per_s"`
-	// Achieved is answered requests per second, any outcome but dropped.
+	// Achieved is answered requests per second, any outcome but dropped;
+	// observed kinds (fan-out delays) are not requests and not counted.
 	Achieved float64 `json:"achieved_per_s"`
 	// Throughput is successful (OK) answers per second.
 	Throughput float64 `json:"throughput_per_s"`
@@ -125,6 +126,9 @@ type KindResult struct {
 	Latency Latencies `json:"latency"`
 	// Errors keeps a few distinct error texts as samples.
 	Errors []string `json:"errors,omitempty"`
+	// Observed marks a kind of samples observed rather than requested
+	// (fan-out delays, stream events): it counts in no request rate.
+	Observed bool `json:"observed,omitempty"`
 	// Histogram is the latency histogram (microseconds) in HdrHistogram's
 	// compressed V2 encoding (base64), so results can be merged and
 	// re-analysed.
@@ -181,7 +185,7 @@ func (k *KindResult) histogram() *hdrhistogram.Histogram {
 func newKindResult(name string, ks *kindStats) *KindResult {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	k := &KindResult{Kind: name, Outcomes: map[Outcome]int64{}, Bytes: ks.bytes, hist: ks.h.Clone()}
+	k := &KindResult{Kind: name, Outcomes: map[Outcome]int64{}, Bytes: ks.bytes, hist: ks.h.Clone(), Observed: !ks.requests && ks.h.TotalCount()+ks.counts[Dropped] > 0}
 	for o, c := range ks.counts {
 		if c > 0 {
 			k.Outcomes[Outcome(o)] = c
