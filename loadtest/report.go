@@ -28,8 +28,8 @@ func (res *Result) Markdown() string {
 		p(" (partial: interrupted)")
 	}
 	p(".")
-	if res.Conclusion != "" {
-		p(" %s.", strings.TrimSuffix(res.Conclusion, "."))
+	if c := strings.TrimSuffix(res.Conclusion, "."); c != "" {
+		p(" %s.", strings.ToUpper(c[:1])+c[1:])
 	}
 	p("\n\n```sh\n%s\n```\n\n", res.Provenance.Command)
 	dirty := ""
@@ -126,12 +126,14 @@ func (res *Result) Markdown() string {
 	return b.String()
 }
 
+// primaryKind is the request kind with the most requests; observed kinds
+// (fan-out delays) are not requests.
 func (res *Result) primaryKind() string {
 	best, n := "", int64(-1)
 	for _, k := range res.Kinds() {
 		var total int64
 		for _, s := range res.Steps {
-			if kr := s.Kind(k); kr != nil {
+			if kr := s.Kind(k); kr != nil && !kr.Observed {
 				total += kr.Total()
 			}
 		}
