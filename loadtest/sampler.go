@@ -92,7 +92,7 @@ func (l *sampleLog) sampleNow(ctx context.Context) {
 	for i, s := range l.samplers {
 		ms, err := s.Sample(ctx, now)
 		if err != nil {
-			if !l.warned[i] {
+			if ctx.Err() == nil && !l.warned[i] {
 				l.warned[i] = true
 				l.logf("sampler %T: %v (further errors not shown)", s, err)
 			}
