@@ -205,15 +205,18 @@ func (r *runner) run(ctx context.Context) error {
 		}
 
 		r.setPhase(fmt.Sprintf("step %d hold at %g", i+1, step.Level))
-		// The sample just before the hold closes the ramp's interval, so
-		// rates sampled within [start, end] cover the hold only.
-		r.samples.sampleNow(bg)
+		// A sample just before the hold closes the ramp's interval, so that
+		// rates sampled within [start, end] cover the hold only; it is
+		// stamped before the hold and taken in the background, as samplers
+		// may be slow (container stats).
+		pre := time.Now()
+		go r.samples.sampleAt(bg, pre)
 		w := r.rec.open()
 		start, cpu0 := time.Now(), processCPU()
 		completed := sleep(ctx, step.Hold)
-		r.samples.sampleNow(bg)
 		end, cpu1 := time.Now(), processCPU()
 		r.rec.close(w)
+		r.samples.sampleAt(bg, end)
 
 		r.setPhase(fmt.Sprintf("step %d drain", i+1))
 		sr := r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)

@@ -68,36 +68,47 @@ func newSampleLog(s []Sampler, logf func(string, ...any)) *sampleLog {
 func (l *sampleLog) loop(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	l.sampleNow(ctx)
+	l.sampleAt(ctx, time.Now())
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			l.sampleNow(ctx)
+		case now := <-t.C:
+			l.sampleAt(ctx, now)
 		}
 	}
 }
 
-// sampleNow measures every sampler once, unless they were measured less
-// than minSampleGap ago. A failing sampler is logged once.
-func (l *sampleLog) sampleNow(ctx context.Context) {
+// sampleAt measures every sampler once, all at the same time, and stamps
+// the measurements with at; it does nothing when the samplers were measured
+// less than minSampleGap before at. A failing sampler is logged once.
+func (l *sampleLog) sampleAt(ctx context.Context, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := time.Now()
-	if now.Sub(l.last) < minSampleGap {
+	if at.Sub(l.last) < minSampleGap {
 		return
 	}
-	l.last = now
+	l.last = at
+	results := make([][]Measurement, len(l.samplers))
+	errs := make([]error, len(l.samplers))
+	var wg sync.WaitGroup
 	for i, s := range l.samplers {
-		ms, err := s.Sample(ctx, now)
-		if err != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = s.Sample(ctx, at)
+		}()
+	}
+	wg.Wait()
+	for i, ms := range results {
+		if err := errs[i]; err != nil {
 			if ctx.Err() == nil && !l.warned[i] {
 				l.warned[i] = true
-				l.logf("sampler %T: %v (further errors not shown)", s, err)
+				l.logf("sampler %T: %v (further errors not shown)", l.samplers[i], err)
 			}
 			continue
 		}
+		now := at
 		for _, m := range ms {
 			key := [2]string{m.Component, m.Metric}
 			since := time.Duration(0)

@@ -24,13 +24,13 @@ func TestSampleLogWeightsByInterval(t *testing.T) {
 		l := newSampleLog([]Sampler{c}, t.Logf)
 		ctx := context.Background()
 		start := time.Now()
-		l.sampleNow(ctx) // 1 at 0 s: before the window
+		l.sampleAt(ctx, time.Now()) // 1 at 0 s: before the window
 		time.Sleep(4 * time.Second)
-		l.sampleNow(ctx) // 2 at 4 s, covering 4 s
+		l.sampleAt(ctx, time.Now()) // 2 at 4 s, covering 4 s
 		time.Sleep(100 * time.Millisecond)
-		l.sampleNow(ctx) // skipped: too soon after the last
+		l.sampleAt(ctx, time.Now()) // skipped: too soon after the last
 		time.Sleep(time.Second)
-		l.sampleNow(ctx) // 3 at 5.1 s, covering 1.1 s
+		l.sampleAt(ctx, time.Now()) // 3 at 5.1 s, covering 1.1 s
 		sum := l.summary(start.Add(time.Second), time.Now())
 		require.Len(t, sum, 1)
 		s := sum[0]
