@@ -284,15 +284,16 @@ func TestBinaryOnPostgres(t *testing.T) {
 	assert.Equal(t, 0, p.wait(t), "%s", p.stderr())
 }
 
-// procCPU returns the CPU time (user + system) the process has used.
-func procCPU(t testing.TB, pid int) time.Duration {
+// procCPU returns the user and system CPU time the process has used.
+func procCPU(t testing.TB, pid int) (user, sys time.Duration) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	require.NoError(t, err)
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ is 100 on Linux
+	const tick = time.Second / 100 // USER_HZ is 100 on Linux
+	return time.Duration(utime) * tick, time.Duration(stime) * tick
 }
 
 // BenchmarkToolsCallCPU measures the relay process's CPU per tools/call
@@ -303,10 +304,12 @@ func procCPU(t testing.TB, pid int) time.Duration {
 //	flock /tmp/headroom-heavy.lock go test -run '^$' -bench ToolsCallCPU -benchtime 4000x ./examples/relay/
 func BenchmarkToolsCallCPU(b *testing.B) {
 	cases := []struct {
-		name string
-		pg   bool
-		env  []string
+		name   string
+		pg     bool
+		env    []string
+		method string // default tools/call
 	}{
+		{name: "db=sqlite/method=ping", method: "ping"}, // the HTTP + auth floor, no upstream, no database write
 		{name: "db=sqlite/mode=async"},
 		{name: "db=sqlite/mode=sync", env: []string{"RELAY_UPSTREAM_MODE=sync", "RELAY_WORKERS=8"}},
 		{name: "db=sqlite/mode=async/metrics=1", env: []string{"RELAY_METRICS=1"}},
@@ -316,7 +319,7 @@ func BenchmarkToolsCallCPU(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			up := relaytest.Upstream(b, relaytest.Quick())
 			dsn := filepath.Join(b.TempDir(), "relay.db")
-			env := append([]string{"RELAY_SQLITE_PATH=" + dsn, "RELAY_LOG_LEVEL=warn"}, c.env...)
+			env := append([]string{"RELAY_SQLITE_PATH=" + dsn}, c.env...)
 			if c.pg {
 				dsn = localpg.StartT(b, localpg.Options{}).URL
 				env = append(env, "DATABASE_URL="+dsn)
@@ -327,6 +330,9 @@ func BenchmarkToolsCallCPU(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: 16}
 			client := &http.Client{Transport: tr}
 			body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gh__tool_01","arguments":{"query":"q"}}}`)
+			if c.method == "ping" {
+				body = []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			}
 			call := func() {
 				rep := relaytest.Post(b, context.Background(), client, p.URL+"/mcp", alice.Token, body)
 				if rep.Status != 200 || rep.Error != nil {
@@ -337,7 +343,7 @@ func BenchmarkToolsCallCPU(b *testing.B) {
 				call() // warm up: caches, pools, connections
 			}
 			const clients = 8
-			cpu0 := procCPU(b, p.cmd.Process.Pid)
+			user0, sys0 := procCPU(b, p.cmd.Process.Pid)
 			b.ResetTimer()
 			var wg sync.WaitGroup
 			for w := range clients {
@@ -349,8 +355,11 @@ func BenchmarkToolsCallCPU(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			cpu := procCPU(b, p.cmd.Process.Pid) - cpu0
-			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "relay-cpu-µs/call")
+			user1, sys1 := procCPU(b, p.cmd.Process.Pid)
+			user, sys := user1-user0, sys1-sys0
+			b.ReportMetric(float64((user+sys).Microseconds())/float64(b.N), "relay-cpu-µs/call")
+			b.ReportMetric(float64(user.Microseconds())/float64(b.N), "relay-user-µs/call")
+			b.ReportMetric(float64(sys.Microseconds())/float64(b.N), "relay-sys-µs/call")
 			p.cmd.Process.Signal(syscall.SIGTERM)
 			p.wait(b)
 		})

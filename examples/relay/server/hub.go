@@ -128,10 +128,18 @@ func (h *hub) add(s *stream) bool {
 	return true
 }
 
-// publish hands ev to every shard. It blocks while a shard's queue is full.
+// publish hands ev to every shard that holds a stream it goes to (so
+// shards without one are not woken). It blocks while a shard's queue is
+// full.
 func (h *hub) publish(ev Event) {
-	f := newFrame(ev)
+	var f *frame
 	for _, sh := range h.shards {
+		if !sh.wants(ev.UserID, ev.WorkspaceID) {
+			continue
+		}
+		if f == nil {
+			f = newFrame(ev)
+		}
 		select {
 		case sh.events <- f:
 		case <-h.quit:
@@ -201,6 +209,13 @@ func (sh *shard) all(dst []*stream) []*stream {
 		}
 	}
 	return dst
+}
+
+// wants reports whether the shard holds a stream of the user or the workspace.
+func (sh *shard) wants(userID, workspaceID int64) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return len(sh.byUser[userID]) > 0 || len(sh.byWS[workspaceID]) > 0
 }
 
 // targets appends the streams f goes to: its user's and its workspace's.

@@ -16,12 +16,34 @@ import (
 // sqliteStore keeps everything in one SQLite file in WAL mode: one writer
 // connection (SQLite allows one writer at a time) and a small pool of
 // readers. Events fan out in process, after the write commits.
+//
+// Writes go through one writer goroutine that commits whatever calls are
+// waiting in one transaction (group commit): alone, a call is committed by
+// itself; under load, many calls share a commit's WAL writes and locks.
 type sqliteStore struct {
 	w, r    *sql.DB
 	deliver func(Event)
-	// mu orders commit-then-deliver so that events reach subscribers in id
-	// order, and lets barrier wait for deliveries in progress.
-	mu sync.Mutex
+	// insUsage and insEvent are prepared once on the single writer
+	// connection, so a call's writes parse no SQL.
+	insUsage, insEvent *sql.Stmt
+	queue              chan *sqliteWrite
+	quit               chan struct{}
+	done               chan struct{}
+	closeOnce          sync.Once
+}
+
+// maxBatch is the most calls one SQLite transaction commits.
+const maxBatch = 256
+
+// sqliteWrite is one call's rows waiting for the writer; a nil payload
+// pointer (barrier) writes nothing.
+type sqliteWrite struct {
+	rec     callRecord
+	payload string
+	barrier bool
+	ev      Event
+	err     error
+	done    chan struct{}
 }
 
 // sqliteDSN returns the DSN for path with the relay's pragmas.
@@ -60,7 +82,22 @@ func openSQLite(ctx context.Context, path string, readers int, deliver func(Even
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
-	return &sqliteStore{w: w, r: r, deliver: deliver}, nil
+	s := &sqliteStore{w: w, r: r, deliver: deliver,
+		queue: make(chan *sqliteWrite, maxBatch), quit: make(chan struct{}), done: make(chan struct{})}
+	if s.insUsage, err = w.PrepareContext(ctx, `
+		INSERT INTO usage (workspace_id, user_id, connector_id, tool, started_at, duration_us, outcome, bytes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`); err == nil {
+		s.insEvent, err = w.PrepareContext(ctx, `
+			INSERT INTO events (workspace_id, user_id, kind, payload, created_at)
+			VALUES (?, ?, ?, ?, ?) RETURNING id`)
+	}
+	if err != nil {
+		close(s.done)
+		s.close()
+		return nil, fmt.Errorf("relay: SQLite: %w", err)
+	}
+	go s.writer()
+	return s, nil
 }
 
 // migrateSQLite applies the missing migrations, each in its own
@@ -133,35 +170,93 @@ func (s *sqliteStore) authenticate(ctx context.Context, tokenHash string) (princ
 }
 
 func (s *sqliteStore) recordCall(ctx context.Context, rec callRecord, payload string) (Event, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	w := &sqliteWrite{rec: rec, payload: payload, done: make(chan struct{})}
+	if err := s.enqueue(ctx, w); err != nil {
+		return Event{}, err
+	}
+	return w.ev, w.err
+}
+
+// enqueue hands w to the writer and waits for it to be done.
+func (s *sqliteStore) enqueue(ctx context.Context, w *sqliteWrite) error {
+	select {
+	case s.queue <- w:
+	case <-s.quit:
+		return errStoreClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// writer commits the queued writes in batches, then delivers their events
+// in id order.
+func (s *sqliteStore) writer() {
+	defer close(s.done)
+	batch := make([]*sqliteWrite, 0, maxBatch)
+	for {
+		select {
+		case w := <-s.queue:
+			batch = append(batch[:0], w)
+		case <-s.quit:
+			return
+		}
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case w := <-s.queue:
+				batch = append(batch, w)
+			default:
+				break fill
+			}
+		}
+		if err := s.commit(batch); err != nil {
+			// One bad write must not fail the others: retry one by one.
+			for _, w := range batch {
+				w.err = s.commit([]*sqliteWrite{w})
+			}
+		}
+		for _, w := range batch {
+			if w.err == nil && !w.barrier && s.deliver != nil {
+				s.deliver(w.ev)
+			}
+			close(w.done)
+		}
+	}
+}
+
+// commit writes the usage and event rows of batch in one transaction.
+func (s *sqliteStore) commit(batch []*sqliteWrite) error {
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return Event{}, err
+		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO usage (workspace_id, user_id, connector_id, tool, started_at, duration_us, outcome, bytes)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		rec.WorkspaceID, rec.UserID, rec.ConnectorID, rec.Tool, rec.StartedAt.UnixMicro(),
-		rec.Duration.Microseconds(), rec.Outcome, rec.Bytes); err != nil {
-		return Event{}, err
+	insUsage, insEvent := tx.StmtContext(ctx, s.insUsage), tx.StmtContext(ctx, s.insEvent)
+	for _, w := range batch {
+		if w.barrier {
+			continue
+		}
+		rec := w.rec
+		if _, err := insUsage.ExecContext(ctx, rec.WorkspaceID, rec.UserID, rec.ConnectorID, rec.Tool,
+			rec.StartedAt.UnixMicro(), rec.Duration.Microseconds(), rec.Outcome, rec.Bytes); err != nil {
+			return err
+		}
+		w.ev = Event{WorkspaceID: rec.WorkspaceID, UserID: rec.UserID, Kind: "call", Payload: w.payload,
+			WrittenAt: time.Now().UTC().Truncate(time.Microsecond)}
+		if err := insEvent.QueryRowContext(ctx, w.ev.WorkspaceID, w.ev.UserID, w.ev.Kind, w.ev.Payload,
+			w.ev.WrittenAt.UnixMicro()).Scan(&w.ev.ID); err != nil {
+			return err
+		}
 	}
-	ev := Event{WorkspaceID: rec.WorkspaceID, UserID: rec.UserID, Kind: "call", Payload: payload}
-	ev.WrittenAt = time.Now().UTC().Truncate(time.Microsecond)
-	if err := tx.QueryRowContext(ctx, `
-		INSERT INTO events (workspace_id, user_id, kind, payload, created_at)
-		VALUES (?, ?, ?, ?, ?) RETURNING id`,
-		ev.WorkspaceID, ev.UserID, ev.Kind, ev.Payload, ev.WrittenAt.UnixMicro()).Scan(&ev.ID); err != nil {
-		return Event{}, err
-	}
-	if err := tx.Commit(); err != nil {
-		return Event{}, err
-	}
-	if s.deliver != nil {
-		s.deliver(ev)
-	}
-	return ev, nil
+	return tx.Commit()
 }
 
 func (s *sqliteStore) eventsAfter(ctx context.Context, workspaceID, userID, afterID int64, limit int) ([]Event, error) {
@@ -264,20 +359,21 @@ func (s *sqliteStore) schemaVersion(ctx context.Context) (int, error) {
 	return v, err
 }
 
-// barrier waits for a delivery in progress: SQLite delivers in the
-// committing goroutine, under mu.
+// barrier passes through the writer's queue: every write queued before it
+// has been committed and delivered when it returns.
 func (s *sqliteStore) barrier(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { s.mu.Lock(); s.mu.Unlock(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return s.enqueue(ctx, &sqliteWrite{barrier: true, done: make(chan struct{})})
 }
 
 func (s *sqliteStore) close() {
+	s.closeOnce.Do(func() { close(s.quit) })
+	<-s.done
+	if s.insUsage != nil {
+		s.insUsage.Close()
+	}
+	if s.insEvent != nil {
+		s.insEvent.Close()
+	}
 	s.r.Close()
 	s.w.Close()
 }
