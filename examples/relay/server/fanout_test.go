@@ -64,3 +64,38 @@ func repeat(s string, n int) string {
 	}
 	return string(b)
 }
+
+// TestFanoutSurvivesListenerLoss checks that when the LISTEN connection is
+// killed, the relay reconnects and still delivers the events written
+// meanwhile (it replays those after the last one it delivered).
+func TestFanoutSurvivesListenerLoss(t *testing.T) {
+	dsn := pgURL(t)
+	up := relaytest.Upstream(t, relaytest.Quick())
+	r := startRelay(t, testConfig(t, dsn))
+	alice, _, _ := people(relaytest.MCPURL(up))
+	r.DB.Insert(t, alice)
+	feed := r.stream(t, "/api/events", alice.Token)
+	r.call(t, alice.Token, "github__tool_01", nil)
+	first, ok := feed.Next(t)
+	require.True(t, ok)
+
+	var killed int
+	require.NoError(t, r.DB.QueryRow(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN relay_events'`).Scan(&killed))
+	require.Equal(t, 1, killed, "one LISTEN connection")
+	for i := range 3 {
+		r.call(t, alice.Token, "github__tool_02", map[string]any{"i": i})
+	}
+	seen := map[string]bool{first.ID: true}
+	for range 3 {
+		ev, ok := feed.Next(t)
+		require.True(t, ok)
+		assert.False(t, seen[ev.ID], "event %s delivered twice", ev.ID)
+		seen[ev.ID] = true
+		assert.Equal(t, "github__tool_02", ev.Call(t).Tool)
+	}
+	var listeners int
+	require.NoError(t, r.DB.QueryRow(`SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN relay_events'`).Scan(&listeners))
+	assert.Equal(t, 1, listeners, "listening again")
+}

@@ -321,6 +321,10 @@ func (s *pgStore) listenOnce(ctx context.Context, first *bool) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
+	// replayed holds the ids of the events replayed after a reconnect: an
+	// event committed between LISTEN and the replay's query also comes as
+	// a notification, which is then skipped.
+	var replayed map[int64]bool
 	if *first {
 		*first = false
 		close(s.listening)
@@ -334,7 +338,9 @@ func (s *pgStore) listenOnce(ctx context.Context, first *bool) error {
 		if err != nil {
 			return err
 		}
+		replayed = make(map[int64]bool, len(missed))
 		for _, e := range missed {
+			replayed[e.ID] = true
 			s.publish(e)
 		}
 	}
@@ -354,14 +360,14 @@ func (s *pgStore) listenOnce(ctx context.Context, first *bool) error {
 			}
 			return err
 		}
-		s.handle(ctx, n.Payload)
+		s.handle(ctx, n.Payload, replayed)
 	}
 }
 
 // handle decodes one notification: "b <nonce>" (a barrier),
 // "e <id> <workspace> <user> <unix µs> <kind> <payload>" (a whole event) or
 // "i <id> <workspace> <user> <unix µs> <kind>" (an event to fetch).
-func (s *pgStore) handle(ctx context.Context, msg string) {
+func (s *pgStore) handle(ctx context.Context, msg string, replayed map[int64]bool) {
 	if nonce, ok := strings.CutPrefix(msg, "b "); ok {
 		s.mu.Lock()
 		ch := s.barriers[nonce]
@@ -385,6 +391,10 @@ func (s *pgStore) handle(ctx context.Context, msg string) {
 			return
 		}
 		nums[i] = n
+	}
+	if replayed[nums[0]] {
+		delete(replayed, nums[0])
+		return
 	}
 	ev := Event{ID: nums[0], WorkspaceID: nums[1], UserID: nums[2], WrittenAt: time.UnixMicro(nums[3]).UTC(), Kind: f[5]}
 	if f[0] == "e" && len(f) == 7 {
