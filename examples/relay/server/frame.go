@@ -20,7 +20,7 @@ type frame struct {
 // newFrame encodes ev as "id: …\nevent: <kind>\ndata: <json>\n\n". The data
 // line is one JSON object: id, workspace_id, user_id, kind, written_at and
 // the payload's fields.
-func newFrame(ev Event) *frame {
+func newFrame(ev event) *frame {
 	b := make([]byte, 0, 160+len(ev.Payload))
 	b = append(b, "id: "...)
 	b = strconv.AppendInt(b, ev.ID, 10)
@@ -33,7 +33,7 @@ func newFrame(ev Event) *frame {
 }
 
 // appendEventJSON appends ev as the one-line JSON object of its data line.
-func appendEventJSON(b []byte, ev Event) []byte {
+func appendEventJSON(b []byte, ev event) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, ev.ID, 10)
 	b = append(b, `,"workspace_id":`...)

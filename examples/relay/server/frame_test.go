@@ -27,7 +27,7 @@ func TestNewFrame(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run("payload="+tc.name, func(t *testing.T) {
-			f := newFrame(Event{ID: 42, WorkspaceID: 7, UserID: 9, Kind: "call", Payload: tc.payload, WrittenAt: at})
+			f := newFrame(event{ID: 42, WorkspaceID: 7, UserID: 9, Kind: "call", Payload: tc.payload, WrittenAt: at})
 			lines := strings.Split(string(f.raw), "\n")
 			require.Len(t, lines, 5)
 			assert.Equal(t, "id: 42", lines[0])

@@ -131,7 +131,7 @@ func (h *hub) add(s *stream) bool {
 // publish hands ev to every shard that holds a stream it goes to (so
 // shards without one are not woken). It blocks while a shard's queue is
 // full.
-func (h *hub) publish(ev Event) {
+func (h *hub) publish(ev event) {
 	var f *frame
 	for _, sh := range h.shards {
 		if !sh.wants(ev.UserID, ev.WorkspaceID) {

@@ -66,9 +66,9 @@ func TestHubRoutesEvents(t *testing.T) {
 		_, u2 := newTestStream(h, userStream, 2)
 		_, ws10 := newTestStream(h, workspaceStream, 10)
 		_, ws20 := newTestStream(h, workspaceStream, 20)
-		h.publish(Event{ID: 5, WorkspaceID: 10, UserID: 1, Kind: "call", Payload: "{}"})
+		h.publish(event{ID: 5, WorkspaceID: 10, UserID: 1, Kind: "call", Payload: "{}"})
 		synctest.Wait()
-		ev := string(newFrame(Event{ID: 5, WorkspaceID: 10, UserID: 1, Kind: "call", Payload: "{}"}).raw)
+		ev := string(newFrame(event{ID: 5, WorkspaceID: 10, UserID: 1, Kind: "call", Payload: "{}"}).raw)
 		assert.Equal(t, []string{ev}, u1.got(), "the user's stream")
 		assert.Empty(t, u2.got(), "another user's stream")
 		assert.Equal(t, []string{ev}, ws10.got(), "the workspace's feed")
@@ -113,7 +113,7 @@ func TestStreamReplayQueuesLiveEvents(t *testing.T) {
 		w := &fakeWriter{}
 		s := &stream{kind: userStream, key: 1, w: w, replaying: true}
 		h.add(s)
-		ev := func(id int64) Event { return Event{ID: id, WorkspaceID: 10, UserID: 1, Kind: "call", Payload: "{}"} }
+		ev := func(id int64) event { return event{ID: id, WorkspaceID: 10, UserID: 1, Kind: "call", Payload: "{}"} }
 		h.publish(ev(3)) // live while replaying: queued
 		h.publish(ev(4))
 		synctest.Wait()

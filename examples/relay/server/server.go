@@ -78,7 +78,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	deliver := s.hub.publish
 	if d := cfg.Faults.EventDelay; d > 0 {
-		deliver = func(ev Event) { time.AfterFunc(d, func() { s.hub.publish(ev) }) }
+		deliver = func(ev event) { time.AfterFunc(d, func() { s.hub.publish(ev) }) }
 	}
 	var err error
 	if cfg.DatabaseURL != "" {

@@ -38,8 +38,8 @@ type callRecord struct {
 	Bytes       int64
 }
 
-// Event is one row of the events table as the streams deliver it.
-type Event struct {
+// event is one row of the events table as the streams deliver it.
+type event struct {
 	// ID is events.id.
 	ID int64
 	// WorkspaceID and UserID say whose event it is.
@@ -80,10 +80,10 @@ type store interface {
 	authenticate(ctx context.Context, tokenHash string) (p principal, ok bool, err error)
 	// recordCall writes the usage row and the event row of one call and
 	// returns the event; the store then delivers it to the subscriber.
-	recordCall(ctx context.Context, rec callRecord, payload string) (Event, error)
+	recordCall(ctx context.Context, rec callRecord, payload string) (event, error)
 	// eventsAfter returns up to limit events of the workspace (of one user
 	// when userID is not 0) with ids above afterID, oldest first.
-	eventsAfter(ctx context.Context, workspaceID, userID, afterID int64, limit int) ([]Event, error)
+	eventsAfter(ctx context.Context, workspaceID, userID, afterID int64, limit int) ([]event, error)
 	// dashboard aggregates usage of the workspace since the given time, one
 	// query; nPlusOne issues one query per tool instead (the fault).
 	dashboard(ctx context.Context, workspaceID int64, since time.Time, nPlusOne bool) ([]ToolStats, error)

@@ -38,7 +38,7 @@ const migrateLockID = 0x72656c6179 // "relay"
 type pgStore struct {
 	pool    *pgxpool.Pool
 	listen  *pgx.ConnConfig
-	deliver func(Event)
+	deliver func(event)
 	log     *slog.Logger
 
 	cancel    context.CancelFunc
@@ -52,7 +52,7 @@ type pgStore struct {
 
 // openPostgres connects, applies the migrations and starts listening; it
 // returns once LISTEN is in force.
-func openPostgres(ctx context.Context, url string, maxConns int, deliver func(Event), log *slog.Logger) (*pgStore, error) {
+func openPostgres(ctx context.Context, url string, maxConns int, deliver func(event), log *slog.Logger) (*pgStore, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("relay: DATABASE_URL: %w", err)
@@ -166,12 +166,12 @@ const pgRecord = `
 		concat_ws(' ', $10::text, id, $1::bigint, $2::bigint, us, 'call', CASE WHEN $10 = 'e' THEN $9::text END))
 	FROM e`
 
-func (s *pgStore) recordCall(ctx context.Context, rec callRecord, payload string) (Event, error) {
+func (s *pgStore) recordCall(ctx context.Context, rec callRecord, payload string) (event, error) {
 	mode := "e" // the event travels whole in the notification
 	if len(payload) > maxInlinePayload {
 		mode = "i" // only its id does; listeners fetch it
 	}
-	ev := Event{WorkspaceID: rec.WorkspaceID, UserID: rec.UserID, Kind: "call", Payload: payload}
+	ev := event{WorkspaceID: rec.WorkspaceID, UserID: rec.UserID, Kind: "call", Payload: payload}
 	err := s.pool.QueryRow(ctx, pgRecord,
 		rec.WorkspaceID, rec.UserID, rec.ConnectorID, rec.Tool, rec.StartedAt,
 		rec.Duration.Microseconds(), rec.Outcome, rec.Bytes, payload, mode).Scan(&ev.ID, &ev.WrittenAt, nil)
@@ -179,7 +179,7 @@ func (s *pgStore) recordCall(ctx context.Context, rec callRecord, payload string
 	return ev, err
 }
 
-func (s *pgStore) eventsAfter(ctx context.Context, workspaceID, userID, afterID int64, limit int) ([]Event, error) {
+func (s *pgStore) eventsAfter(ctx context.Context, workspaceID, userID, afterID int64, limit int) ([]event, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, workspace_id, user_id, kind, payload, created_at FROM events
 		WHERE workspace_id = $1 AND id > $2 AND ($3 = 0 OR user_id = $3) ORDER BY id LIMIT $4`,
@@ -190,11 +190,11 @@ func (s *pgStore) eventsAfter(ctx context.Context, workspaceID, userID, afterID 
 	return scanEvents(rows)
 }
 
-func scanEvents(rows pgx.Rows) ([]Event, error) {
+func scanEvents(rows pgx.Rows) ([]event, error) {
 	defer rows.Close()
-	var out []Event
+	var out []event
 	for rows.Next() {
-		var e Event
+		var e event
 		if err := rows.Scan(&e.ID, &e.WorkspaceID, &e.UserID, &e.Kind, &e.Payload, &e.WrittenAt); err != nil {
 			return nil, err
 		}
@@ -396,7 +396,7 @@ func (s *pgStore) handle(ctx context.Context, msg string, replayed map[int64]boo
 		delete(replayed, nums[0])
 		return
 	}
-	ev := Event{ID: nums[0], WorkspaceID: nums[1], UserID: nums[2], WrittenAt: time.UnixMicro(nums[3]).UTC(), Kind: f[5]}
+	ev := event{ID: nums[0], WorkspaceID: nums[1], UserID: nums[2], WrittenAt: time.UnixMicro(nums[3]).UTC(), Kind: f[5]}
 	if f[0] == "e" && len(f) == 7 {
 		ev.Payload = f[6]
 	} else {
@@ -411,7 +411,7 @@ func (s *pgStore) handle(ctx context.Context, msg string, replayed map[int64]boo
 	s.publish(ev)
 }
 
-func (s *pgStore) publish(ev Event) {
+func (s *pgStore) publish(ev event) {
 	for {
 		last := s.lastID.Load()
 		if ev.ID <= last || s.lastID.CompareAndSwap(last, ev.ID) {

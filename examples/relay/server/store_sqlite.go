@@ -22,7 +22,7 @@ import (
 // itself; under load, many calls share a commit's WAL writes and locks.
 type sqliteStore struct {
 	w, r    *sql.DB
-	deliver func(Event)
+	deliver func(event)
 	// insUsage and insEvent are prepared once on the single writer
 	// connection, so a call's writes parse no SQL.
 	insUsage, insEvent *sql.Stmt
@@ -41,7 +41,7 @@ type sqliteWrite struct {
 	rec     callRecord
 	payload string
 	barrier bool
-	ev      Event
+	ev      event
 	err     error
 	done    chan struct{}
 }
@@ -57,7 +57,7 @@ func sqliteDSN(path string, readOnly bool) string {
 
 // openSQLite opens (creating if needed) the file at path and applies the
 // migrations. readers is the size of the read pool.
-func openSQLite(ctx context.Context, path string, readers int, deliver func(Event)) (*sqliteStore, error) {
+func openSQLite(ctx context.Context, path string, readers int, deliver func(event)) (*sqliteStore, error) {
 	w, err := sql.Open("sqlite", sqliteDSN(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("relay: open SQLite %s: %w", path, err)
@@ -169,10 +169,10 @@ func (s *sqliteStore) authenticate(ctx context.Context, tokenHash string) (princ
 	return p, found, rows.Err()
 }
 
-func (s *sqliteStore) recordCall(ctx context.Context, rec callRecord, payload string) (Event, error) {
+func (s *sqliteStore) recordCall(ctx context.Context, rec callRecord, payload string) (event, error) {
 	w := &sqliteWrite{rec: rec, payload: payload, done: make(chan struct{})}
 	if err := s.enqueue(ctx, w); err != nil {
-		return Event{}, err
+		return event{}, err
 	}
 	return w.ev, w.err
 }
@@ -249,7 +249,7 @@ func (s *sqliteStore) commit(batch []*sqliteWrite) error {
 			rec.StartedAt.UnixMicro(), rec.Duration.Microseconds(), rec.Outcome, rec.Bytes); err != nil {
 			return err
 		}
-		w.ev = Event{WorkspaceID: rec.WorkspaceID, UserID: rec.UserID, Kind: "call", Payload: w.payload,
+		w.ev = event{WorkspaceID: rec.WorkspaceID, UserID: rec.UserID, Kind: "call", Payload: w.payload,
 			WrittenAt: time.Now().UTC().Truncate(time.Microsecond)}
 		if err := insEvent.QueryRowContext(ctx, w.ev.WorkspaceID, w.ev.UserID, w.ev.Kind, w.ev.Payload,
 			w.ev.WrittenAt.UnixMicro()).Scan(&w.ev.ID); err != nil {
@@ -259,7 +259,7 @@ func (s *sqliteStore) commit(batch []*sqliteWrite) error {
 	return tx.Commit()
 }
 
-func (s *sqliteStore) eventsAfter(ctx context.Context, workspaceID, userID, afterID int64, limit int) ([]Event, error) {
+func (s *sqliteStore) eventsAfter(ctx context.Context, workspaceID, userID, afterID int64, limit int) ([]event, error) {
 	q := `SELECT id, workspace_id, user_id, kind, payload, created_at FROM events
 		WHERE workspace_id = ? AND id > ? AND (? = 0 OR user_id = ?) ORDER BY id LIMIT ?`
 	rows, err := s.r.QueryContext(ctx, q, workspaceID, afterID, userID, userID, limit)
@@ -267,9 +267,9 @@ func (s *sqliteStore) eventsAfter(ctx context.Context, workspaceID, userID, afte
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Event
+	var out []event
 	for rows.Next() {
-		var e Event
+		var e event
 		var us int64
 		if err := rows.Scan(&e.ID, &e.WorkspaceID, &e.UserID, &e.Kind, &e.Payload, &us); err != nil {
 			return nil, err
