@@ -161,11 +161,23 @@ func (p *proc) wait(t testing.TB) int {
 // the final shutdown event reach the stream, the duration is logged, and
 // the process exits 0.
 func TestDrain(t *testing.T) {
+	for _, mode := range []string{"hijack", "stream-goroutine"} {
+		t.Run("streams="+mode, func(t *testing.T) {
+			fault := ""
+			if mode == "stream-goroutine" {
+				fault = mode // streams held by net/http: the drain must end them too
+			}
+			testDrain(t, fault)
+		})
+	}
+}
+
+func testDrain(t *testing.T, fault string) {
 	b := relaytest.Quick()
 	b.Call = mockupstream.Latency{Median: mockupstream.Duration(3 * time.Second)}
 	up := relaytest.Upstream(t, b)
 	db := filepath.Join(t.TempDir(), "relay.db")
-	p := startProc(t, "RELAY_SQLITE_PATH="+db, "RELAY_DRAIN_TIMEOUT=30s")
+	p := startProc(t, "RELAY_SQLITE_PATH="+db, "RELAY_DRAIN_TIMEOUT=30s", "RELAY_FAULT="+fault)
 	h := relaytest.DB(t, db)
 	alice := relaytest.User{ID: 1, WorkspaceID: 1, Token: "alice", Connectors: []relaytest.Connector{{ID: 1, Name: "gh", URL: relaytest.MCPURL(up)}}}
 	h.Insert(t, alice)
