@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -27,6 +30,8 @@ type Baseline struct {
 	// Environment is where it was measured; only runs of the same class
 	// are compared with it.
 	Environment Environment `json:"environment"`
+	// Plan is the run's plan: runs of another plan are not compared.
+	Plan PlanInfo `json:"plan"`
 	// Capacity is the run's capacity.
 	Capacity float64 `json:"capacity"`
 	// Tolerances say how far a later run may move before it regresses.
@@ -75,10 +80,30 @@ type BaselineStep struct {
 
 // BaselineKind is one kind's latency bounds and outcome rates at a level.
 type BaselineKind struct {
-	Kind  string              `json:"kind"`
+	Kind string `json:"kind"`
+	// Count is the number of requests (samples) the figures come from.
+	Count int64               `json:"count"`
 	P95   time.Duration       `json:"p95"`
 	P99   time.Duration       `json:"p99"`
 	Rates map[Outcome]float64 `json:"rates"`
+}
+
+// Minimum samples, on both sides, for a percentile to be compared: with
+// fewer, a p95 or p99 rests on a handful of values and moves with noise.
+const (
+	minSamplesP95 = 100
+	minSamplesP99 = 500
+)
+
+// significant reports whether a rise of an outcome's rate from p1 (over n1
+// requests) to p2 (over n2) is beyond three standard errors of chance.
+func significant(p1 float64, n1 int64, p2 float64, n2 int64) bool {
+	if n1 == 0 || n2 == 0 {
+		return false
+	}
+	p := (p1*float64(n1) + p2*float64(n2)) / float64(n1+n2)
+	se := math.Sqrt(p * (1 - p) * (1/float64(n1) + 1/float64(n2)))
+	return p2-p1 > 3*se
 }
 
 // NewBaseline returns the baseline of res, keeping the given tolerances.
@@ -87,7 +112,7 @@ type BaselineKind struct {
 func NewBaseline(res *Result, tol Tolerances) *Baseline {
 	b := &Baseline{
 		Schema: SchemaVersion, Scenario: res.Scenario, Commit: res.Provenance.Commit,
-		Updated: res.End.UTC(), Environment: res.Environment, Capacity: res.Capacity,
+		Updated: res.End.UTC(), Environment: res.Environment, Plan: res.Plan, Capacity: res.Capacity,
 		Tolerances: tol.withDefaults(),
 	}
 	for _, s := range res.Steps {
@@ -99,7 +124,7 @@ func NewBaseline(res *Result, tol Tolerances) *Baseline {
 			if k.Total() == 0 {
 				continue
 			}
-			bk := BaselineKind{Kind: k.Kind, P95: k.Latency.P95, P99: k.Latency.P99, Rates: map[Outcome]float64{}}
+			bk := BaselineKind{Kind: k.Kind, Count: k.Total(), P95: k.Latency.P95, P99: k.Latency.P99, Rates: map[Outcome]float64{}}
 			for o := range k.Outcomes {
 				if o != OK {
 					bk.Rates[o] = k.Rate(o)
@@ -129,11 +154,17 @@ type Comparison struct {
 }
 
 // Compare compares res with b. Figures are compared only at levels both
-// measured; a level's kinds only where both have samples.
+// measured; a kind's p95 only when both sides have at least 100 samples and
+// its p99 at least 500; an outcome rate regresses only when its rise is both
+// beyond the tolerance and beyond chance (three standard errors).
 func (b *Baseline) Compare(res *Result) *Comparison {
 	c := &Comparison{}
 	if diff := b.Environment.ClassDiff(res.Environment); len(diff) > 0 {
 		c.Skipped = "environment class differs: " + strings.Join(diff, "; ")
+		return c
+	}
+	if b.Plan.Kind != "" && !reflect.DeepEqual(b.Plan, res.Plan) {
+		c.Skipped = "the plan differs from the baseline's; record a baseline for this plan with -loadtest.update"
 		return c
 	}
 	if res.Partial {
@@ -161,10 +192,15 @@ func (b *Baseline) Compare(res *Result) *Comparison {
 			if k == nil || k.Total() == 0 {
 				continue
 			}
+			n := min(bk.Count, k.Total())
 			for _, q := range []struct {
 				name      string
 				base, now time.Duration
-			}{{"p95", bk.P95, k.Latency.P95}, {"p99", bk.P99, k.Latency.P99}} {
+				min       int64
+			}{{"p95", bk.P95, k.Latency.P95, minSamplesP95}, {"p99", bk.P99, k.Latency.P99, minSamplesP99}} {
+				if n < q.min {
+					continue
+				}
 				c.Compared++
 				limit := time.Duration(float64(q.base)*(1+tol.Latency)) + tol.LatencySlack
 				if q.now > limit {
@@ -175,7 +211,7 @@ func (b *Baseline) Compare(res *Result) *Comparison {
 			for o := Outcome(1); int(o) < NumOutcomes; o++ {
 				c.Compared++
 				base, now := bk.Rates[o], k.Rate(o)
-				if now-base > tol.ErrorRate {
+				if now-base > tol.ErrorRate && significant(base, bk.Count, now, k.Total()) {
 					c.Regressions = append(c.Regressions, fmt.Sprintf("level %g: %s %s rate rose from %s to %s (tolerance +%s)",
 						bs.Level, bk.Kind, o, formatPct(base), formatPct(now), formatPct(tol.ErrorRate)))
 				}
@@ -227,7 +263,8 @@ func CompareWithBaseline(res *Result, path string) (*Comparison, error) {
 // ("TestLoad_Smoke/users=50") live: testdata/results/<Test>/<sub>.json and
 // testdata/golden/<Test>/<sub>.json under the module root, or under
 // LOADTEST_RESULTS_DIR and LOADTEST_GOLDEN_DIR when set. A test without
-// subtests uses "run" as its file name.
+// subtests uses "run" as its file name. A -short run is another experiment
+// than a full one: its files end in ".short.json".
 func Paths(name string) (result, golden string, err error) {
 	root, err := ModuleRoot()
 	if err != nil {
@@ -239,7 +276,11 @@ func Paths(name string) (result, golden string, err error) {
 	if !ok {
 		sub = "run"
 	}
-	rel := filepath.Join(safeName(test), safeName(sub)) + ".json"
+	rel := filepath.Join(safeName(test), safeName(sub))
+	if testing.Testing() && testing.Short() {
+		rel += ".short"
+	}
+	rel += ".json"
 	return filepath.Join(resDir, rel), filepath.Join(goldDir, rel), nil
 }
 

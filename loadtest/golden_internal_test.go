@@ -11,13 +11,18 @@ import (
 )
 
 // synthetic builds a result with one step per level, the kind "get" with
-// log-normal-ish latencies scaled by scale[i] and the given 5xx rate.
+// 5,000 log-normal-ish latencies scaled by scale[i] and the given 5xx rate.
 func synthetic(levels []float64, scale []float64, errRate float64, capacity float64, env Environment) *Result {
-	res := &Result{Schema: SchemaVersion, Scenario: "TestX/sub", Environment: env, Capacity: capacity, Verdict: Pass, Model: "arrivals"}
-	r := rand.New(rand.NewPCG(1, 2))
+	return syntheticN(5000, 1, levels, scale, errRate, capacity, env)
+}
+
+func syntheticN(n int, seed uint64, levels []float64, scale []float64, errRate float64, capacity float64, env Environment) *Result {
+	res := &Result{Schema: SchemaVersion, Scenario: "TestX/sub", Environment: env, Capacity: capacity, Verdict: Pass, Model: "arrivals",
+		Plan: PlanInfo{Kind: "ladder"}}
+	r := rand.New(rand.NewPCG(seed, 2))
 	for i, lvl := range levels {
 		ks := &kindStats{h: newHist()}
-		for range 5000 {
+		for range n {
 			d := time.Duration(float64(10*time.Millisecond) * scale[i] * (0.5 + r.ExpFloat64()))
 			resp := Response{Outcome: OK, Bytes: 10}
 			if r.Float64() < errRate {
@@ -55,6 +60,12 @@ func TestBaselineComparison(t *testing.T) {
 		{"capacity -20%", synthetic(levels, []float64{1, 1, 1}, 0.001, 320, env), []string{"capacity dropped from 400 to 320 (-20%, tolerance 10%)"}, ""},
 		// 5xx rises from 0.1% to 5% at every level.
 		{"errors", synthetic(levels, []float64{1, 1, 1}, 0.05, 400, env), []string{"level 100: get http_5xx rate rose", "level 200", "level 400"}, ""},
+		// Another plan: not compared.
+		{"other plan", func() *Result {
+			r := synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env)
+			r.Plan = PlanInfo{Kind: "knee", Knee: &Knee{Start: 1}}
+			return r
+		}(), nil, "the plan differs"},
 		// Another machine: not compared, and the log says which fields differ.
 		{"other class", synthetic(levels, []float64{3, 3, 3}, 0.001, 100, Environment{CPUModel: "Apple M4", Cores: 8, Target: env.Target}), nil, `cpu_model: "AMD EPYC" ≠ "Apple M4"; cores: "2" ≠ "8"`},
 	} {
@@ -70,6 +81,19 @@ func TestBaselineComparison(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Small steps do not flap: with 40 requests a level, a p95 tripled and a
+// tool-error rate doubled from 8% are not compared or within chance.
+func TestBaselineSmallSamplesAreNotRegressions(t *testing.T) {
+	levels := []float64{10, 20}
+	base := NewBaseline(syntheticN(40, 1, levels, []float64{1, 1}, 0.08, 20, env), Tolerances{})
+	c := base.Compare(syntheticN(40, 9, levels, []float64{3, 3}, 0.16, 20, env))
+	assert.Empty(t, c.Regressions)
+	// The same rise over 5,000 requests a level is real.
+	base = NewBaseline(syntheticN(5000, 1, levels, []float64{1, 1}, 0.08, 20, env), Tolerances{})
+	c = base.Compare(syntheticN(5000, 9, levels, []float64{3, 3}, 0.16, 20, env))
+	assert.Len(t, c.Regressions, 6, "p95, p99 and the 5xx rate at both levels: %q", c.Regressions)
 }
 
 func TestBaselineFileRoundTripAndMissing(t *testing.T) {

@@ -1,0 +1,14 @@
+// Package scenarios holds Headroom's load scenarios: TestLoad_* functions,
+// built only with the load tag so that `go test ./...` stays fast:
+//
+//	go test -tags load -v ./loadtest/scenarios/                       # every scenario
+//	go test -tags load -v -run TestLoad_Smoke ./loadtest/scenarios/   # one
+//	go test -tags load -short ./loadtest/scenarios/                   # under a minute of load each
+//
+// Each scenario starts the stack with package fixtures, seeds it with
+// package seed, drives a plan with package loadtest, fails on an SLO
+// breach, and writes its result to testdata/results/ and compares it with
+// testdata/golden/. Knobs come from the environment (USERS, RAMP, HOLD, GAP,
+// SEED, LOADTEST_BACKEND, LOADTEST_TARGET_CPUS, LOADTEST_TARGET_MEMORY);
+// every knob a run used is recorded in its result.
+package scenarios

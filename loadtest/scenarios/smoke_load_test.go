@@ -1,0 +1,159 @@
+//go:build load
+
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/fixtures"
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/dist"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/mcp"
+	"github.com/headroom-dev/headroom/loadtest/sse"
+	"github.com/headroom-dev/headroom/mockupstream"
+	"github.com/headroom-dev/headroom/seed"
+)
+
+// TestLoad_Smoke checks that one relay instance (1 CPU / 512 MiB) on
+// PostgreSQL, reached through Caddy over HTTPS, holds a ladder of modeled
+// gateway users — each holding its notification stream and making bursty
+// tool calls, listings and dashboard views against the calibrated slow
+// upstream, over a seeded population — while tool calls keep a p95 under
+// 15 s, transport errors stay under 0.5%, tool errors under 15% (8% are
+// modeled), every completed call reaches its user's stream, and no stream
+// misses a keepalive.
+//
+// Knobs: USERS (levels), RAMP, HOLD, GAP (a user's mean gap between
+// calls), SEED. With -short the ladder is small, calls are frequent and the
+// upstream fast, for under a minute of load; latency bars are then left out
+// so that the short run cannot flake, and correctness checks stay.
+func TestLoad_Smoke(t *testing.T) {
+	t.Run("db=postgres", func(t *testing.T) {
+		k := newKnobs(t)
+		levels := k.Levels("USERS", "50,100,200", "20,40,80")
+		ramp := k.Duration("RAMP", "30s", "5s")
+		hold := k.Duration("HOLD", "90s", "10s")
+		gap := k.Duration("GAP", "90s", "1s")
+		seedN := k.Uint("SEED", "1", "1")
+
+		upstream := mockupstream.Calibrated()
+		upstream.Seed = seedN
+		if testing.Short() {
+			// A fast upstream with the calibrated shape: median 200 ms,
+			// 5% over 2 s, capped at 5 s.
+			upstream.Call = mockupstream.Latency{Median: mockupstream.Duration(200 * time.Millisecond),
+				P95: mockupstream.Duration(2 * time.Second), Cap: mockupstream.Duration(5 * time.Second)}
+		}
+		k.Set("upstream_call", fmt.Sprintf("median %v, p95 %v, cap %v", time.Duration(upstream.Call.Median), time.Duration(upstream.Call.P95), time.Duration(upstream.Call.Cap)))
+		k.Set("upstream_tool_errors", upstream.ToolErrors)
+
+		stack := fixtures.Start(t,
+			fixtures.WithDatabase(fixtures.Postgres),
+			fixtures.WithUpstreamBehavior(upstream),
+			fixtures.WithLogDir(logDir(t)),
+		)
+
+		// The population the relay serves: enough users for the top step,
+		// with a month of usage history for the dashboard to aggregate.
+		db, err := seed.Open(t.Context(), stack.DatabaseURL)
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		spec := seed.Smoke
+		spec.UsersPerWorkspace = int(math.Ceil(levels[len(levels)-1] / float64(max(spec.Workspaces, 1))))
+		spec.UsageRows = 20_000
+		if !testing.Short() {
+			spec.UsageRows = 200_000
+		}
+		spec.Seed = seedN
+		spec.Secret = []byte("headroom smoke secret")
+		spec.UpstreamURL = stack.UpstreamURLFromTarget + "/mcp"
+		spec.End = time.Now().Truncate(time.Hour)
+		pop, err := seed.Apply(t.Context(), db, spec, seed.WithLogf(t.Logf))
+		require.NoError(t, err)
+		k.Set("population", fmt.Sprintf("%d users, %d usage rows over %d days", len(pop.Users), spec.UsageRows, spec.Days))
+
+		hc, err := httpc.New(httpc.Options{RootCAPEM: stack.CACertPEM, Timeout: 60 * time.Second})
+		require.NoError(t, err)
+		t.Cleanup(hc.Close)
+		// Gaps: bursts of ~5 calls with a median of 6 s inside a burst,
+		// scaled so that the overall mean gap is GAP.
+		scale := gap.Seconds() / 90
+		gaps, err := dist.CalibratedBursts(dist.Duration(6*scale), dist.Duration(20*scale), 5, gap)
+		require.NoError(t, err)
+		gw := &mcp.Gateway{
+			URL:          stack.URL + "/mcp",
+			DashboardURL: stack.URL + "/api/dashboard",
+			HTTP:         hc,
+			Token:        func(i int) string { return pop.Token(pop.Users[i%len(pop.Users)].ID) },
+			Gaps:         gaps,
+		}
+		users, err := gw.Users()
+		require.NoError(t, err)
+
+		checks := []loadtest.Check{
+			loadtest.RateBelow(mcp.KindCallTool, loadtest.TransportError, 0.005),
+			loadtest.RateBelow(mcp.KindCallTool, loadtest.AppError, 0.15),
+			loadtest.RateBelow("", loadtest.HTTP5xx, 0.005),
+			healthyStreams(),
+			stack.ComponentsUp(),
+		}
+		if !testing.Short() {
+			checks = append(checks,
+				loadtest.LatencyBelow(mcp.KindCallTool, 95, 15*time.Second),
+				loadtest.LatencyBelow(sse.DefaultFanoutKind, 95, time.Second),
+			)
+		}
+		res := loadtest.Test(t, loadtest.Scenario{
+			Workload: users,
+			Plan:     loadtest.Levels(ramp, hold, levels...),
+			Checks:   checks,
+			Seed:     seedN,
+			Samplers: stack.Samplers(),
+			Target:   stack.Target(),
+			Params:   k.Params(),
+			// Calls in flight at the end of a hold are waited for up to
+			// the upstream's cap.
+			Drain: time.Duration(upstream.Call.Cap) + 5*time.Second,
+		})
+		if err := res.Err(); err != nil {
+			t.Error(err)
+		}
+		if inv := res.Invalid(); len(inv) > 0 {
+			t.Errorf("the generator was the bottleneck, the run says nothing about the relay:\n%v", inv)
+		}
+		if err := res.Regressions(); err != nil {
+			t.Error(err)
+		}
+		if res.Capacity == 0 {
+			t.Errorf("no step passed")
+		}
+	})
+}
+
+// healthyStreams checks that every user's stream held: no keepalive was
+// missed, no expected event was missing and no stream broke the protocol.
+func healthyStreams() loadtest.Check {
+	return loadtest.Custom("streams healthy and complete", func(s *loadtest.StepResult) error {
+		for _, kind := range []string{sse.KindHealth, sse.KindDelivery, sse.KindMalformed} {
+			if k := s.Kind(kind); k != nil && k.Total() > 0 {
+				return fmt.Errorf("%d %s sample(s): %v", k.Total(), kind, k.Errors)
+			}
+		}
+		return nil
+	})
+}
+
+// logDir keeps the components' logs beside the test's results.
+func logDir(t *testing.T) string {
+	res, _, err := loadtest.Paths(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[:len(res)-len(".json")] + ".logs"
+}
