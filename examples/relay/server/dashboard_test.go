@@ -140,3 +140,51 @@ func TestDashboardWindow(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDashboard times GET /api/dashboard over 200,000 usage rows of
+// one workspace spread over 30 days (20 tools), with and without the N+1
+// fault.
+//
+//	flock /tmp/headroom-heavy.lock go test -run '^$' -bench Dashboard -benchtime 20x ./examples/relay/server/
+func BenchmarkDashboard(b *testing.B) {
+	const rows = 200_000
+	for _, be := range backends {
+		b.Run("db="+be.name, func(b *testing.B) {
+			dsn := be.dsn(b)
+			setup := startRelay(b, testConfig(b, dsn))
+			alice, _, _ := people("http://127.0.0.1:9/mcp")
+			setup.DB.Insert(b, alice)
+			q := `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
+				INSERT INTO usage (workspace_id, user_id, connector_id, tool, started_at, duration_us, outcome, bytes)
+				SELECT 10, 1 + n % 50, 101, 'github__tool_' || (n % 20), ? - (n * 13 % 2592000) * 1000000,
+					(n * 7919) % 5000000, CASE WHEN n % 12 = 0 THEN 'tool_error' ELSE 'ok' END, 1024 FROM g`
+			args := []any{rows, time.Now().UnixMicro()}
+			if be.name == "postgres" {
+				q = `INSERT INTO usage (workspace_id, user_id, connector_id, tool, started_at, duration_us, outcome, bytes)
+					SELECT 10, 1 + n % 50, 101, 'github__tool_' || (n % 20), now() - (n * 13 % 2592000) * interval '1 second',
+						(n * 7919) % 5000000, CASE WHEN n % 12 = 0 THEN 'tool_error' ELSE 'ok' END, 1024
+					FROM generate_series(1, $1::int) n`
+				args = args[:1]
+			}
+			_, err := setup.DB.Exec(q, args...)
+			require.NoError(b, err)
+			_, err = setup.DB.Exec(`ANALYZE`)
+			require.NoError(b, err)
+			for _, nPlusOne := range []bool{false, true} {
+				cfg := testConfig(b, dsn)
+				cfg.Faults.DashboardNPlusOne = nPlusOne
+				r := startRelay(b, cfg)
+				for _, window := range []string{"24h", "7d"} {
+					b.Run(fmt.Sprintf("window=%s/n_plus_one=%v", window, nPlusOne), func(b *testing.B) {
+						for b.Loop() {
+							status, body := r.get(b, "/api/dashboard?window="+window, alice.Token)
+							if status != http.StatusOK {
+								b.Fatalf("%d %s", status, body)
+							}
+						}
+					})
+				}
+			}
+		})
+	}
+}

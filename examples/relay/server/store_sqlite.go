@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -280,22 +281,15 @@ func (s *sqliteStore) eventsAfter(ctx context.Context, workspaceID, userID, afte
 	return out, rows.Err()
 }
 
-// sqliteDashboard ranks each tool's durations with window functions and
-// picks the two ranks around the 95th percentile (SQLite has no
-// percentile_cont); p95 interpolates between them.
+// sqliteDashboard selects the window's calls sorted by tool and duration
+// through the (workspace_id, started_at) index. SQLite has no
+// percentile_cont, and its window functions cost twice as much as this
+// sort here, so the relay walks the sorted rows and interpolates the 95th
+// percentile between ranks as percentile_cont does.
 const sqliteDashboard = `
-	WITH r AS (
-		SELECT tool, duration_us,
-			ROW_NUMBER() OVER (PARTITION BY tool ORDER BY duration_us) - 1 AS rn,
-			COUNT(*) OVER (PARTITION BY tool) AS n,
-			SUM(outcome <> 'ok') OVER (PARTITION BY tool) AS errs
-		FROM usage
-		WHERE workspace_id = ? AND started_at >= ? %s
-	)
-	SELECT tool, n, errs,
-		MAX(CASE WHEN rn = CAST(0.95 * (n - 1) AS INTEGER) THEN duration_us END),
-		MAX(CASE WHEN rn = CAST(0.95 * (n - 1) AS INTEGER) + 1 THEN duration_us END)
-	FROM r GROUP BY tool, n, errs ORDER BY n DESC, tool`
+	SELECT tool, duration_us, outcome <> 'ok' FROM usage
+	WHERE workspace_id = ? AND started_at >= ? %s
+	ORDER BY tool, duration_us`
 
 func (s *sqliteStore) dashboard(ctx context.Context, workspaceID int64, since time.Time, nPlusOne bool) ([]ToolStats, error) {
 	if !nPlusOne {
@@ -337,20 +331,43 @@ func (s *sqliteStore) dashboardQuery(ctx context.Context, q string, args ...any)
 		return nil, err
 	}
 	defer rows.Close()
-	var out []ToolStats
+	var (
+		out       []ToolStats
+		cur       ToolStats
+		durations []float64 // the current tool's, ascending
+	)
+	flush := func() {
+		if cur.Calls == 0 {
+			return
+		}
+		lo := int64(math.Floor(0.95 * float64(cur.Calls-1)))
+		hi := min(lo+1, cur.Calls-1)
+		cur.P95DurationUS = p95(cur.Calls, durations[lo], durations[hi])
+		out = append(out, cur)
+	}
 	for rows.Next() {
-		var t ToolStats
-		var lo, hi sql.NullFloat64
-		if err := rows.Scan(&t.Tool, &t.Calls, &t.Errors, &lo, &hi); err != nil {
+		var tool string
+		var d float64
+		var failed bool
+		if err := rows.Scan(&tool, &d, &failed); err != nil {
 			return nil, err
 		}
-		if !hi.Valid {
-			hi = lo
+		if tool != cur.Tool || cur.Calls == 0 {
+			flush()
+			cur, durations = ToolStats{Tool: tool}, durations[:0]
 		}
-		t.P95DurationUS = p95(t.Calls, lo.Float64, hi.Float64)
-		out = append(out, t)
+		cur.Calls++
+		if failed {
+			cur.Errors++
+		}
+		durations = append(durations, d)
 	}
-	return finishStats(out), rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	flush()
+	sortStats(out)
+	return finishStats(out), nil
 }
 
 func (s *sqliteStore) schemaVersion(ctx context.Context) (int, error) {
