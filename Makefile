@@ -13,7 +13,7 @@ help: ## list the targets
 test: unit scenarios-short ## the tests: unit, fixture and integration tests, then the smoke scenario in -short mode
 
 unit: ## unit, fixture and integration tests (no load scenarios)
-	$(GO) test -count=1 -timeout 30m $(PKGS)
+	$(GO) test -p 1 -count=1 -timeout 30m $(PKGS)
 
 scenarios-short: images ## every load scenario in -short mode (under a minute of load each)
 	$(GO) test -tags load -short -count=1 -timeout 30m -v ./loadtest/scenarios/

@@ -82,18 +82,19 @@ type BaselineStep struct {
 type BaselineKind struct {
 	Kind string `json:"kind"`
 	// Count is the number of requests (samples) the figures come from.
-	Count int64               `json:"count"`
-	P95   time.Duration       `json:"p95"`
-	P99   time.Duration       `json:"p99"`
-	Rates map[Outcome]float64 `json:"rates"`
+	Count int64 `json:"count"`
+	// P95 and P99 are the measured percentiles; P95High and P99High the
+	// upper ends of their confidence intervals (see PercentileBounds).
+	P95     time.Duration       `json:"p95"`
+	P95High time.Duration       `json:"p95_high"`
+	P99     time.Duration       `json:"p99"`
+	P99High time.Duration       `json:"p99_high"`
+	Rates   map[Outcome]float64 `json:"rates"`
 }
 
-// Minimum samples, on both sides, for a percentile to be compared: with
-// fewer, a p95 or p99 rests on a handful of values and moves with noise.
-const (
-	minSamplesP95 = 100
-	minSamplesP99 = 500
-)
+// confidenceZ is the width of the confidence intervals baselines use, in
+// standard errors: about one false alarm in a thousand per figure.
+const confidenceZ = 3
 
 // significant reports whether a rise of an outcome's rate from p1 (over n1
 // requests) to p2 (over n2) is beyond three standard errors of chance.
@@ -125,6 +126,8 @@ func NewBaseline(res *Result, tol Tolerances) *Baseline {
 				continue
 			}
 			bk := BaselineKind{Kind: k.Kind, Count: k.Total(), P95: k.Latency.P95, P99: k.Latency.P99, Rates: map[Outcome]float64{}}
+			_, bk.P95High = k.PercentileBounds(95, confidenceZ)
+			_, bk.P99High = k.PercentileBounds(99, confidenceZ)
 			for o := range k.Outcomes {
 				if o != OK {
 					bk.Rates[o] = k.Rate(o)
@@ -153,10 +156,13 @@ type Comparison struct {
 	Compared int `json:"compared"`
 }
 
-// Compare compares res with b. Figures are compared only at levels both
-// measured; a kind's p95 only when both sides have at least 100 samples and
-// its p99 at least 500; an outcome rate regresses only when its rise is both
-// beyond the tolerance and beyond chance (three standard errors).
+// Compare compares res with b at the levels both measured. A figure
+// regresses only when its change is both large and real: a percentile when
+// it rose beyond the tolerance and the low end of its confidence interval
+// is above the high end of the baseline's (a p95 over a few hundred samples
+// of a long-tailed latency moves by tens of percent by chance alone); an
+// outcome rate when its rise is beyond the tolerance and beyond chance
+// (three standard errors).
 func (b *Baseline) Compare(res *Result) *Comparison {
 	c := &Comparison{}
 	if diff := b.Environment.ClassDiff(res.Environment); len(diff) > 0 {
@@ -192,18 +198,17 @@ func (b *Baseline) Compare(res *Result) *Comparison {
 			if k == nil || k.Total() == 0 {
 				continue
 			}
-			n := min(bk.Count, k.Total())
 			for _, q := range []struct {
-				name      string
-				base, now time.Duration
-				min       int64
-			}{{"p95", bk.P95, k.Latency.P95, minSamplesP95}, {"p99", bk.P99, k.Latency.P99, minSamplesP99}} {
-				if n < q.min {
-					continue
-				}
+				name                string
+				p                   float64
+				base, baseHigh, now time.Duration
+			}{{"p95", 95, bk.P95, bk.P95High, k.Latency.P95}, {"p99", 99, bk.P99, bk.P99High, k.Latency.P99}} {
 				c.Compared++
+				// A regression must be both large (beyond the tolerance) and
+				// real (the confidence intervals do not overlap).
+				nowLow, _ := k.PercentileBounds(q.p, confidenceZ)
 				limit := time.Duration(float64(q.base)*(1+tol.Latency)) + tol.LatencySlack
-				if q.now > limit {
+				if q.now > limit && nowLow > q.baseHigh {
 					c.Regressions = append(c.Regressions, fmt.Sprintf("level %g: %s %s rose from %v to %v (+%.0f%%, tolerance %.0f%% + %v)",
 						bs.Level, bk.Kind, q.name, q.base, q.now, (float64(q.now)/float64(q.base)-1)*100, tol.Latency*100, tol.LatencySlack))
 				}

@@ -3,6 +3,7 @@ package loadtest_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -147,14 +148,17 @@ func TestTestWritesResultAndReport(t *testing.T) {
 	})
 	require.NotNil(t, res.Baseline)
 	assert.True(t, res.Baseline.Missing)
-	got, err := loadtest.ReadResult(filepath.Join(dir, "results", "TestTestWritesResultAndReport", "run.json"))
+	resPath, _, err := loadtest.Paths(t.Name())
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "results", "TestTestWritesResultAndReport"), filepath.Dir(resPath))
+	got, err := loadtest.ReadResult(resPath)
 	require.NoError(t, err)
 	assert.Equal(t, "TestTestWritesResultAndReport", got.Scenario)
 	assert.Equal(t, map[string]string{"RATE": "50"}, got.Params)
 	assert.Contains(t, got.Provenance.Command, "go test")
 	assert.NotEmpty(t, got.Environment.Class)
 	assert.Equal(t, loadtest.Pass, got.Verdict)
-	assert.FileExists(t, filepath.Join(dir, "results", "TestTestWritesResultAndReport", "run.md"))
+	assert.FileExists(t, strings.TrimSuffix(resPath, ".json")+".md")
 }
 
 func TestCancelledRunResultIsPartial(t *testing.T) {

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -163,6 +164,21 @@ func (k *KindResult) Percentile(p float64) time.Duration {
 		return 0
 	}
 	return time.Duration(h.ValueAtPercentile(p)) * time.Microsecond
+}
+
+// PercentileBounds returns a confidence interval for the latency at
+// percentile p, z standard errors wide: the values at the ranks p ±
+// z·sqrt(p(1-p)/n) of the n samples (distribution-free, from the binomial
+// law of the count below a quantile). With few samples or a long tail the
+// interval is wide, which is what a comparison must allow for.
+func (k *KindResult) PercentileBounds(p, z float64) (lo, hi time.Duration) {
+	n := float64(k.Answered())
+	if n == 0 {
+		return 0, 0
+	}
+	q := p / 100
+	d := z * math.Sqrt(q*(1-q)/n) * 100
+	return k.Percentile(math.Max(p-d, 0)), k.Percentile(math.Min(p+d, 100))
 }
 
 // Answered returns the number of latency samples (requests not dropped).

@@ -7,9 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,42 +23,20 @@ var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
 // The PostgreSQL cluster shared by the package's tests; each test gets its
 // own database in it.
-var (
-	pgOnce    sync.Once
-	pgCluster *localpg.Cluster
-	pgErr     error
-	pgDBs     atomic.Int64
-)
+var pg localpg.Shared
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pgCluster != nil {
-		if err := pgCluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
 	}
 	os.Exit(code)
 }
 
 // postgresURL returns the URL of a fresh, empty database, skipping the test
 // when the host has no PostgreSQL binaries.
-func postgresURL(t testing.TB) string {
-	t.Helper()
-	if _, err := localpg.BinDir(); err != nil {
-		t.Skip(err)
-	}
-	pgOnce.Do(func() { pgCluster, pgErr = localpg.Start(context.Background(), localpg.Options{}) })
-	require.NoError(t, pgErr)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgCluster.URL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	name := fmt.Sprintf("t%d", pgDBs.Add(1))
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
-	require.NoError(t, err)
-	return strings.Replace(pgCluster.URL, "/"+pgCluster.Database+"?", "/"+name+"?", 1)
-}
+func postgresURL(t testing.TB) string { return pg.Database(t) }
 
 // newPostgres returns a connection to a fresh database with the relay's
 // schema (when migrate), closed at cleanup.

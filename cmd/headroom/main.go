@@ -5,6 +5,7 @@
 //	headroom compare BASE.json NEW.json     list regressions of NEW against BASE
 //	headroom history [DIR|FILE...]          capacity over time, one line per run
 //	headroom plot    -o OUT.svg RESULT.json latency and throughput per step as SVG
+//	headroom baseline -o GOLDEN.json RESULT.json  a baseline from a result
 //	headroom run     -url URL [flags]       drive a step ladder against URL
 //
 // Results are written by `go test -tags load ./loadtest/...` under
@@ -20,11 +21,12 @@ import (
 )
 
 var commands = map[string]func(args []string, stdout io.Writer) error{
-	"render":  render,
-	"compare": compare,
-	"history": history,
-	"plot":    plot,
-	"run":     runCmd,
+	"render":   render,
+	"compare":  compare,
+	"history":  history,
+	"plot":     plot,
+	"baseline": baseline,
+	"run":      runCmd,
 }
 
 const usage = `usage: headroom <command> [flags] [args]
@@ -34,6 +36,7 @@ commands:
   compare BASE.json NEW.json      compare NEW with BASE as a baseline; exit 1 on a regression
   history [DIR|FILE...]           capacity and verdict of every result, oldest first (default testdata/results)
   plot    -o OUT.svg RESULT.json  plot latency percentiles and throughput per step
+  baseline -o GOLDEN.json RESULT.json  make a baseline from a result (e.g. promote a nightly run)
   run     -url URL [flags]        drive an open-model step ladder against URL (loopback only unless -allow-remote)
 
 Run 'headroom <command> -h' for a command's flags.

@@ -49,12 +49,20 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 	require.NoError(t, history([]string{dir}, &stdout))
 	assert.Equal(t, 3, strings.Count(stdout.String(), "\n"), stdout.String())
 
+	gold := filepath.Join(dir, "golden", "a.json")
+	stdout.Reset()
+	require.NoError(t, baseline([]string{"-o", gold, out}, &stdout))
+	b, err := loadtest.ReadBaseline(gold)
+	require.NoError(t, err)
+	assert.Equal(t, 40.0, b.Capacity)
+	assert.Len(t, b.Steps, 2)
+
 	svg := filepath.Join(dir, "a.svg")
 	require.NoError(t, plot([]string{"-o", svg, out}, &stdout))
-	b, err := os.ReadFile(svg)
+	img, err := os.ReadFile(svg)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "<svg")
-	assert.Contains(t, string(b), "polyline")
+	assert.Contains(t, string(img), "<svg")
+	assert.Contains(t, string(img), "polyline")
 }
 
 func TestRunRefusesRemoteTargets(t *testing.T) {

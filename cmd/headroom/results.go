@@ -110,3 +110,30 @@ func history(args []string, stdout io.Writer) error {
 	}
 	return tw.Flush()
 }
+
+func baseline(args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("baseline", flag.ContinueOnError)
+	out := fl.String("o", "", "baseline file to write, e.g. testdata/golden/TestLoad_Smoke/backend=docker/db=postgres.json (required)")
+	capTol := fl.Float64("capacity", 0.10, "largest relative capacity drop allowed")
+	latTol := fl.Float64("latency", 0.25, "largest relative p95/p99 rise allowed")
+	errTol := fl.Float64("errors", 0.01, "largest absolute rise of an outcome's rate")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if fl.NArg() != 1 || *out == "" {
+		return fmt.Errorf("give -o and one result file: headroom baseline -o GOLDEN.json RESULT.json")
+	}
+	res, err := loadtest.ReadResult(fl.Arg(0))
+	if err != nil {
+		return err
+	}
+	if res.Partial || len(res.Invalid()) > 0 {
+		return fmt.Errorf("%s is %s; a baseline needs a complete, valid run", fl.Arg(0), res.Verdict)
+	}
+	b := loadtest.NewBaseline(res, loadtest.Tolerances{Capacity: *capTol, Latency: *latTol, ErrorRate: *errTol})
+	if err := b.WriteFile(*out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "baseline %s: capacity %g, %d steps, class %s\n", *out, b.Capacity, len(b.Steps), b.Environment.Class)
+	return nil
+}

@@ -5,6 +5,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -30,110 +31,140 @@ import (
 // misses a keepalive.
 //
 // Knobs: USERS (levels), RAMP, HOLD, GAP (a user's mean gap between
-// calls), SEED. With -short the ladder is small, calls are frequent and the
-// upstream fast, for under a minute of load; latency bars are then left out
-// so that the short run cannot flake, and correctness checks stay.
+// calls), SEED, LOADTEST_BACKEND. With -short the ladder is small, calls
+// are frequent and the upstream fast, for under a minute of load on each
+// backend; latency bars are then left out so that the short run cannot
+// flake, and correctness checks stay.
 func TestLoad_Smoke(t *testing.T) {
-	t.Run("db=postgres", func(t *testing.T) {
-		k := newKnobs(t)
-		levels := k.Levels("USERS", "50,100,200", "20,40,80")
-		ramp := k.Duration("RAMP", "30s", "5s")
-		hold := k.Duration("HOLD", "90s", "10s")
-		gap := k.Duration("GAP", "90s", "1s")
-		seedN := k.Uint("SEED", "1", "1")
-
-		upstream := mockupstream.Calibrated()
-		upstream.Seed = seedN
-		if testing.Short() {
-			// A fast upstream with the calibrated shape: median 200 ms,
-			// 5% over 2 s, capped at 5 s.
-			upstream.Call = mockupstream.Latency{Median: mockupstream.Duration(200 * time.Millisecond),
-				P95: mockupstream.Duration(2 * time.Second), Cap: mockupstream.Duration(5 * time.Second)}
-		}
-		k.Set("upstream_call", fmt.Sprintf("median %v, p95 %v, cap %v", time.Duration(upstream.Call.Median), time.Duration(upstream.Call.P95), time.Duration(upstream.Call.Cap)))
-		k.Set("upstream_tool_errors", upstream.ToolErrors)
-
-		stack := fixtures.Start(t,
-			fixtures.WithDatabase(fixtures.Postgres),
-			fixtures.WithUpstreamBehavior(upstream),
-			fixtures.WithLogDir(logDir(t)),
-		)
-
-		// The population the relay serves: enough users for the top step,
-		// with a month of usage history for the dashboard to aggregate.
-		db, err := seed.Open(t.Context(), stack.DatabaseURL)
-		require.NoError(t, err)
-		t.Cleanup(func() { db.Close() })
-		spec := seed.Smoke
-		spec.UsersPerWorkspace = int(math.Ceil(levels[len(levels)-1] / float64(max(spec.Workspaces, 1))))
-		spec.UsageRows = 20_000
-		if !testing.Short() {
-			spec.UsageRows = 200_000
-		}
-		spec.Seed = seedN
-		spec.Secret = []byte("headroom smoke secret")
-		spec.UpstreamURL = stack.UpstreamURLFromTarget + "/mcp"
-		spec.End = time.Now().Truncate(time.Hour)
-		pop, err := seed.Apply(t.Context(), db, spec, seed.WithLogf(t.Logf))
-		require.NoError(t, err)
-		k.Set("population", fmt.Sprintf("%d users, %d usage rows over %d days", len(pop.Users), spec.UsageRows, spec.Days))
-
-		hc, err := httpc.New(httpc.Options{RootCAPEM: stack.CACertPEM, Timeout: 60 * time.Second})
-		require.NoError(t, err)
-		t.Cleanup(hc.Close)
-		// Gaps: bursts of ~5 calls with a median of 6 s inside a burst,
-		// scaled so that the overall mean gap is GAP.
-		scale := gap.Seconds() / 90
-		gaps, err := dist.CalibratedBursts(dist.Duration(6*scale), dist.Duration(20*scale), 5, gap)
-		require.NoError(t, err)
-		gw := &mcp.Gateway{
-			URL:          stack.URL + "/mcp",
-			DashboardURL: stack.URL + "/api/dashboard",
-			HTTP:         hc,
-			Token:        func(i int) string { return pop.Token(pop.Users[i%len(pop.Users)].ID) },
-			Gaps:         gaps,
-		}
-		users, err := gw.Users()
-		require.NoError(t, err)
-
-		checks := []loadtest.Check{
-			loadtest.RateBelow(mcp.KindCallTool, loadtest.TransportError, 0.005),
-			loadtest.RateBelow(mcp.KindCallTool, loadtest.AppError, 0.15),
-			loadtest.RateBelow("", loadtest.HTTP5xx, 0.005),
-			healthyStreams(),
-			stack.ComponentsUp(),
-		}
-		if !testing.Short() {
-			checks = append(checks,
-				loadtest.LatencyBelow(mcp.KindCallTool, 95, 15*time.Second),
-				loadtest.LatencyBelow(sse.DefaultFanoutKind, 95, time.Second),
-			)
-		}
-		res := loadtest.Test(t, loadtest.Scenario{
-			Workload: users,
-			Plan:     loadtest.Levels(ramp, hold, levels...),
-			Checks:   checks,
-			Seed:     seedN,
-			Samplers: stack.Samplers(),
-			Target:   stack.Target(),
-			Params:   k.Params(),
-			// Calls in flight at the end of a hold are waited for up to
-			// the upstream's cap.
-			Drain: time.Duration(upstream.Call.Cap) + 5*time.Second,
+	for _, backend := range backends(t) {
+		t.Run("backend="+backend, func(t *testing.T) {
+			t.Run("db=postgres", func(t *testing.T) { smoke(t, backend) })
 		})
-		if err := res.Err(); err != nil {
-			t.Error(err)
-		}
-		if inv := res.Invalid(); len(inv) > 0 {
-			t.Errorf("the generator was the bottleneck, the run says nothing about the relay:\n%v", inv)
-		}
-		if err := res.Regressions(); err != nil {
-			t.Error(err)
-		}
-		if res.Capacity == 0 {
-			t.Errorf("no step passed")
-		}
+	}
+}
+
+func smoke(t *testing.T, backend string) {
+	k := newKnobs(t)
+	k.Set("LOADTEST_BACKEND", backend)
+	levels := k.Levels("USERS", "50,100,200", "20,40,80")
+	ramp := k.Duration("RAMP", "30s", "5s")
+	hold := k.Duration("HOLD", "90s", "10s")
+	gap := k.Duration("GAP", "90s", "1s")
+	seedN := k.Uint("SEED", "1", "1")
+
+	upstream := mockupstream.Calibrated()
+	upstream.Seed = seedN
+	if testing.Short() {
+		// A fast upstream with the calibrated shape: median 200 ms,
+		// 5% over 2 s, capped at 5 s.
+		upstream.Call = mockupstream.Latency{Median: mockupstream.Duration(200 * time.Millisecond),
+			P95: mockupstream.Duration(2 * time.Second), Cap: mockupstream.Duration(5 * time.Second)}
+	}
+	k.Set("upstream_call", fmt.Sprintf("median %v, p95 %v, cap %v", time.Duration(upstream.Call.Median), time.Duration(upstream.Call.P95), time.Duration(upstream.Call.Cap)))
+	k.Set("upstream_tool_errors", upstream.ToolErrors)
+
+	stack := fixtures.Start(t,
+		fixtures.WithBackend(backend),
+		fixtures.WithDatabase(fixtures.Postgres),
+		fixtures.WithUpstreamBehavior(upstream),
+		fixtures.WithLogDir(logDir(t)),
+	)
+
+	// The population the relay serves: enough users for the top step,
+	// with a month of usage history for the dashboard to aggregate.
+	db, err := seed.Open(t.Context(), stack.DatabaseURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	spec := seed.Smoke
+	spec.UsersPerWorkspace = int(math.Ceil(levels[len(levels)-1] / float64(max(spec.Workspaces, 1))))
+	spec.UsageRows = 20_000
+	if !testing.Short() {
+		spec.UsageRows = 200_000
+	}
+	spec.Seed = seedN
+	spec.Secret = []byte("headroom smoke secret")
+	spec.UpstreamURL = stack.UpstreamURLFromTarget + "/mcp"
+	spec.End = time.Now().Truncate(time.Hour)
+	pop, err := seed.Apply(t.Context(), db, spec, seed.WithLogf(t.Logf))
+	require.NoError(t, err)
+	k.Set("population", fmt.Sprintf("%d users, %d usage rows over %d days", len(pop.Users), spec.UsageRows, spec.Days))
+
+	hc, err := httpc.New(httpc.Options{RootCAPEM: stack.CACertPEM, Timeout: 60 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(hc.Close)
+	// Gaps: bursts of ~5 calls with a median of 6 s inside a burst,
+	// scaled so that the overall mean gap is GAP.
+	scale := gap.Seconds() / 90
+	gaps, err := dist.CalibratedBursts(dist.Duration(6*scale), dist.Duration(20*scale), 5, gap)
+	require.NoError(t, err)
+	gw := &mcp.Gateway{
+		URL:          stack.URL + "/mcp",
+		DashboardURL: stack.URL + "/api/dashboard",
+		HTTP:         hc,
+		Token:        func(i int) string { return pop.Token(pop.Users[i%len(pop.Users)].ID) },
+		Gaps:         gaps,
+	}
+	users, err := gw.Users()
+	require.NoError(t, err)
+
+	checks := []loadtest.Check{
+		loadtest.RateBelow(mcp.KindCallTool, loadtest.TransportError, 0.005),
+		loadtest.RateBelow(mcp.KindCallTool, loadtest.AppError, 0.15),
+		loadtest.RateBelow("", loadtest.HTTP5xx, 0.005),
+		healthyStreams(),
+		stack.ComponentsUp(),
+	}
+	if !testing.Short() {
+		checks = append(checks,
+			loadtest.LatencyBelow(mcp.KindCallTool, 95, 15*time.Second),
+			loadtest.LatencyBelow(sse.DefaultFanoutKind, 95, time.Second),
+		)
+	}
+	res := loadtest.Test(t, loadtest.Scenario{
+		Workload: users,
+		Plan:     loadtest.Levels(ramp, hold, levels...),
+		Checks:   checks,
+		Seed:     seedN,
+		Samplers: stack.Samplers(),
+		Target:   stack.Target(),
+		Params:   k.Params(),
+		// Calls in flight at the end of a hold are waited for up to
+		// the upstream's cap.
+		Drain: time.Duration(upstream.Call.Cap) + 5*time.Second,
 	})
+	if err := res.Err(); err != nil {
+		t.Error(err)
+	}
+	if inv := res.Invalid(); len(inv) > 0 {
+		t.Errorf("the generator was the bottleneck, the run says nothing about the relay:\n%v", inv)
+	}
+	if err := res.Regressions(); err != nil {
+		t.Error(err)
+	}
+	if res.Capacity == 0 {
+		t.Errorf("no step passed")
+	}
+}
+
+// backends returns the backends to run on: LOADTEST_BACKEND when it names
+// one; otherwise the default (Docker when an engine answers, else local),
+// and with -short both when Docker answers, so that every short run proves
+// the scenario on each.
+func backends(t *testing.T) []string {
+	switch b := os.Getenv("LOADTEST_BACKEND"); b {
+	case fixtures.BackendDocker, fixtures.BackendLocal:
+		return []string{b}
+	case "", fixtures.BackendAuto:
+	default:
+		t.Fatalf("LOADTEST_BACKEND=%q: give auto, docker or local", b)
+	}
+	if !fixtures.DockerAvailable(t.Context()) {
+		return []string{fixtures.BackendLocal}
+	}
+	if testing.Short() {
+		return []string{fixtures.BackendDocker, fixtures.BackendLocal}
+	}
+	return []string{fixtures.BackendDocker}
 }
 
 // healthyStreams checks that every user's stream held: no keepalive was

@@ -4,19 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/examples/relay/internal/relaytest"
@@ -27,42 +23,20 @@ import (
 
 // One PostgreSQL cluster serves the whole test binary; each test gets a
 // database of its own.
-var (
-	pgOnce    sync.Once
-	pgCluster *localpg.Cluster
-	pgErr     error
-	pgSeq     atomic.Int64
-)
+var pg localpg.Shared
 
 func TestMain(m *testing.M) {
 	if os.Getenv(holderEnv) != "" {
 		os.Exit(holdStreamsMain())
 	}
 	code := m.Run()
-	if pgCluster != nil {
-		pgCluster.Stop()
-	}
+	pg.Stop()
 	os.Exit(code)
 }
 
 // pgURL returns the URL of a fresh, empty database, skipping the test when
 // the host has no PostgreSQL binaries.
-func pgURL(t testing.TB) string {
-	t.Helper()
-	if _, err := localpg.BinDir(); err != nil {
-		t.Skip(err)
-	}
-	pgOnce.Do(func() { pgCluster, pgErr = localpg.Start(context.Background(), localpg.Options{}) })
-	require.NoError(t, pgErr, "start PostgreSQL")
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgCluster.URL)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	name := fmt.Sprintf("relay_test_%d", pgSeq.Add(1))
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
-	require.NoError(t, err)
-	return strings.Replace(pgCluster.URL, "/"+pgCluster.Database+"?", "/"+name+"?", 1)
-}
+func pgURL(t testing.TB) string { return pg.Database(t) }
 
 // backend is a storage backend a test runs on.
 type backend struct {
