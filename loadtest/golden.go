@@ -48,8 +48,9 @@ type Tolerances struct {
 	// Latency is the largest relative rise of a kind's p95 or p99;
 	// default 0.25.
 	Latency float64 `json:"latency"`
-	// LatencySlack is an absolute rise always allowed, so microsecond
-	// latencies do not flap; default 1 ms.
+	// LatencySlack is an absolute rise always allowed, so that
+	// millisecond latencies do not flap with the scheduling noise of a
+	// shared machine; default 5 ms.
 	LatencySlack time.Duration `json:"latency_slack"`
 	// ErrorRate is the largest absolute rise of an outcome's rate
 	// (0.01 is one percentage point); default 0.01.
@@ -64,7 +65,7 @@ func (t Tolerances) withDefaults() Tolerances {
 		t.Latency = 0.25
 	}
 	if t.LatencySlack == 0 {
-		t.LatencySlack = time.Millisecond
+		t.LatencySlack = 5 * time.Millisecond
 	}
 	if t.ErrorRate == 0 {
 		t.ErrorRate = 0.01

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
 )
@@ -117,6 +118,7 @@ func baseline(args []string, stdout io.Writer) error {
 	capTol := fl.Float64("capacity", 0.10, "largest relative capacity drop allowed")
 	latTol := fl.Float64("latency", 0.25, "largest relative p95/p99 rise allowed")
 	errTol := fl.Float64("errors", 0.01, "largest absolute rise of an outcome's rate")
+	slack := fl.Duration("slack", 5*time.Millisecond, "absolute latency rise always allowed")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -130,7 +132,7 @@ func baseline(args []string, stdout io.Writer) error {
 	if res.Partial || len(res.Invalid()) > 0 {
 		return fmt.Errorf("%s is %s; a baseline needs a complete, valid run", fl.Arg(0), res.Verdict)
 	}
-	b := loadtest.NewBaseline(res, loadtest.Tolerances{Capacity: *capTol, Latency: *latTol, ErrorRate: *errTol})
+	b := loadtest.NewBaseline(res, loadtest.Tolerances{Capacity: *capTol, Latency: *latTol, ErrorRate: *errTol, LatencySlack: *slack})
 	if err := b.WriteFile(*out); err != nil {
 		return err
 	}
