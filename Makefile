@@ -10,7 +10,7 @@ LOADRUN ?= TestLoad_Smoke
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-test: unit scenarios-short ## the tests: unit, fixture and integration tests, then the smoke scenario in -short mode
+test: images unit scenarios-short ## the tests: build the images, then unit, fixture and integration tests, then every scenario in -short mode
 
 unit: ## unit, fixture and integration tests (no load scenarios)
 	$(GO) test -p 1 -count=1 -timeout 30m $(PKGS)
