@@ -2,11 +2,8 @@ package loadtest
 
 import (
 	"context"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -48,8 +45,9 @@ func Test(t testing.TB, s Scenario) *Result {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(t.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, stop := context.WithCancelCause(t.Context())
+	defer stop(nil)
+	defer context.AfterFunc(Interrupted(), func() { stop(context.Cause(Interrupted())) })()
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if dl, ok := d.Deadline(); ok {
 			// Leave time to drain, write the result and tear the stack down.
