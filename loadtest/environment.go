@@ -2,12 +2,14 @@ package loadtest
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Target describes the system under test for a result: how it was run and
@@ -54,6 +56,10 @@ type Environment struct {
 	Memory int64 `json:"memory"`
 	// Go is the Go version the generator was built with.
 	Go string `json:"go"`
+	// Host identifies this machine since its last boot (a hash of its
+	// machine id, host name and boot id): latency compares only between
+	// results of one host.
+	Host string `json:"host,omitempty"`
 	// Target is the system under test's shape.
 	Target Target `json:"target"`
 	// Class is derived from the CPU model, the cores, the backend and the
@@ -71,6 +77,7 @@ func (t Target) fingerprint() Environment {
 		OS:         osName(),
 		Memory:     memTotal(),
 		Go:         runtime.Version(),
+		Host:       hostID(),
 		Target:     t,
 	}
 	e.Class = e.class()
@@ -124,21 +131,6 @@ func cpuModel() string {
 	return runtime.GOARCH
 }
 
-func kernel() string {
-	var u syscall.Utsname
-	if err := syscall.Uname(&u); err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, c := range u.Release {
-		if c == 0 {
-			break
-		}
-		b.WriteByte(byte(c))
-	}
-	return b.String()
-}
-
 func osName() string {
 	b, err := os.ReadFile("/etc/os-release")
 	if err != nil {
@@ -166,4 +158,20 @@ func memTotal() int64 {
 		}
 	}
 	return 0
+}
+
+// hostID returns a short hash of what identifies this machine since its
+// last boot: machine id, host name and boot id. Two clones of one machine
+// image share a machine id, but not a boot.
+func hostID() string {
+	h := sha256.New()
+	for _, p := range []string{"/etc/machine-id", "/var/lib/dbus/machine-id", "/proc/sys/kernel/random/boot_id"} {
+		if b, err := os.ReadFile(p); err == nil {
+			h.Write(bytes.TrimSpace(b))
+		}
+		h.Write([]byte{0})
+	}
+	name, _ := os.Hostname()
+	h.Write([]byte(name))
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }

@@ -3,7 +3,6 @@ package loadtest
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"math"
@@ -15,10 +14,19 @@ import (
 	"time"
 )
 
-var update = flag.Bool("loadtest.update", false, "rewrite the baselines in testdata/golden from this run")
-
-// Baseline is the committed record of a run's stable facts, with the
+// Baseline is the committed record of a scenario's stable facts, with the
 // tolerances a later run is compared with: testdata/golden/<Test>/<sub>.json.
+// It is written from one or more runs (LOADTEST_BASELINE_RUNS with
+// -loadtest.update, or `headroom baseline` over several results) and keeps
+// the spread the runs showed: a later run is flagged only when it falls
+// outside that spread by more than the tolerance, and beyond chance.
+//
+// What compares where: correctness (the rate of every failing outcome)
+// against any run of the same plan; capacity only within the same
+// environment class (CPU model, cores, backend, the target's limits);
+// latency only on the host that recorded the baseline, and never for a
+// -short baseline, whose steps are too short for latency to be stable.
+// What was not compared is said in the [Comparison].
 type Baseline struct {
 	// Schema is SchemaVersion at the time of writing.
 	Schema int `json:"schema"`
@@ -27,33 +35,53 @@ type Baseline struct {
 	// Commit is the code the baseline was measured on; Updated when.
 	Commit  string    `json:"commit,omitempty"`
 	Updated time.Time `json:"updated"`
-	// Environment is where it was measured; only runs of the same class
-	// are compared with it.
+	// Runs is how many runs the baseline was measured from.
+	Runs int `json:"runs"`
+	// Short marks the baseline of a -short run: correctness only.
+	Short bool `json:"short,omitempty"`
+	// Environment is where it was measured (its Host decides where
+	// latency compares, its Class where capacity does).
 	Environment Environment `json:"environment"`
-	// Plan is the run's plan: runs of another plan are not compared.
+	// Plan is the runs' plan: runs of another plan are not compared.
 	Plan PlanInfo `json:"plan"`
-	// Capacity is the run's capacity.
-	Capacity float64 `json:"capacity"`
-	// Tolerances say how far a later run may move before it regresses.
+	// Capacity is the lowest and highest capacity of the runs.
+	Capacity Range `json:"capacity"`
+	// Tolerances say how far a later run may move beyond the spread
+	// before it regresses.
 	Tolerances Tolerances `json:"tolerances"`
 	// Steps holds per-level figures.
 	Steps []BaselineStep `json:"steps"`
 }
 
-// Tolerances bound how much a run may differ from its baseline. Zero fields
-// take the defaults.
+// Range is the lowest and highest value seen across a baseline's runs.
+type Range struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+func (r *Range) add(v float64, first bool) {
+	if first {
+		r.Min, r.Max = v, v
+		return
+	}
+	r.Min, r.Max = min(r.Min, v), max(r.Max, v)
+}
+
+// Tolerances bound how far a run may move beyond its baseline's spread.
+// Zero fields take the defaults.
 type Tolerances struct {
-	// Capacity is the largest relative drop allowed; default 0.10.
+	// Capacity is the largest relative drop below the lowest capacity
+	// seen; default 0.10.
 	Capacity float64 `json:"capacity"`
-	// Latency is the largest relative rise of a kind's p95 or p99;
-	// default 0.25.
+	// Latency is the largest relative rise of a kind's p95 or p99 above
+	// the highest seen; default 0.25.
 	Latency float64 `json:"latency"`
-	// LatencySlack is an absolute rise always allowed, so that
-	// millisecond latencies do not flap with the scheduling noise of a
-	// shared machine; default 5 ms.
+	// LatencySlack is an absolute rise always allowed, so that millisecond
+	// latencies do not flap with the scheduling noise of a shared machine;
+	// default 5 ms.
 	LatencySlack time.Duration `json:"latency_slack"`
-	// ErrorRate is the largest absolute rise of an outcome's rate
-	// (0.01 is one percentage point); default 0.01.
+	// ErrorRate is the largest absolute rise of an outcome's rate above
+	// the highest seen (0.01 is one percentage point); default 0.01.
 	ErrorRate float64 `json:"error_rate"`
 }
 
@@ -79,18 +107,27 @@ type BaselineStep struct {
 	Kinds []BaselineKind `json:"kinds"`
 }
 
-// BaselineKind is one kind's latency bounds and outcome rates at a level.
+// BaselineKind is one kind's latency and outcome rates at a level, as the
+// spread across the runs.
 type BaselineKind struct {
 	Kind string `json:"kind"`
-	// Count is the number of requests (samples) the figures come from.
+	// Count is the fewest requests (samples) of a run the figures come from.
 	Count int64 `json:"count"`
-	// P95 and P99 are the measured percentiles; P95High and P99High the
-	// upper ends of their confidence intervals (see PercentileBounds).
-	P95     time.Duration       `json:"p95"`
-	P95High time.Duration       `json:"p95_high"`
-	P99     time.Duration       `json:"p99"`
-	P99High time.Duration       `json:"p99_high"`
-	Rates   map[Outcome]float64 `json:"rates"`
+	// P95 and P99 are the percentiles' spread; left out of -short
+	// baselines.
+	P95 *LatencyRange `json:"p95,omitempty"`
+	P99 *LatencyRange `json:"p99,omitempty"`
+	// Rates is the spread of each failing outcome's rate (OK left out).
+	Rates map[Outcome]Range `json:"rates"`
+}
+
+// LatencyRange is a percentile's spread across runs, with the highest upper
+// end of its confidence intervals (see PercentileBounds), so that a later
+// run is flagged only when its own interval lies above it.
+type LatencyRange struct {
+	Min  time.Duration `json:"min"`
+	Max  time.Duration `json:"max"`
+	High time.Duration `json:"high"`
 }
 
 // confidenceZ is the width of the confidence intervals baselines use, in
@@ -108,37 +145,111 @@ func significant(p1 float64, n1 int64, p2 float64, n2 int64) bool {
 	return p2-p1 > 3*se
 }
 
-// NewBaseline returns the baseline of res, keeping the given tolerances.
-// Only passed or failed steps count; invalid or incomplete ones say
-// nothing about the target.
-func NewBaseline(res *Result, tol Tolerances) *Baseline {
-	b := &Baseline{
-		Schema: SchemaVersion, Scenario: res.Scenario, Commit: res.Provenance.Commit,
-		Updated: res.End.UTC(), Environment: res.Environment, Plan: res.Plan, Capacity: res.Capacity,
-		Tolerances: tol.withDefaults(),
+// NewBaseline returns the baseline of one or more runs of one scenario and
+// plan, keeping the given tolerances: the spread of every figure across the
+// runs. Only passed or failed steps count; invalid or incomplete ones say
+// nothing about the target. It fails when the runs are of different
+// scenarios, plans or environment classes, or when one is partial.
+func NewBaseline(tol Tolerances, runs ...*Result) (*Baseline, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("baseline: no run given")
 	}
-	for _, s := range res.Steps {
-		if s.Verdict != Pass && s.Verdict != Fail {
-			continue
+	first := runs[0]
+	b := &Baseline{
+		Schema: SchemaVersion, Scenario: first.Scenario, Commit: first.Provenance.Commit,
+		Updated: first.End.UTC(), Runs: len(runs), Short: first.Short, Environment: first.Environment,
+		Plan: first.Plan, Tolerances: tol.withDefaults(),
+	}
+	type key struct {
+		level float64
+		kind  string
+	}
+	per := map[key][]*KindResult{}
+	var order []key
+	for i, res := range runs {
+		switch {
+		case res.Scenario != first.Scenario:
+			return nil, fmt.Errorf("baseline: run %d is of scenario %q, run 1 of %q", i+1, res.Scenario, first.Scenario)
+		case !reflect.DeepEqual(res.Plan, first.Plan):
+			return nil, fmt.Errorf("baseline: run %d has another plan than run 1", i+1)
+		case len(res.Environment.ClassDiff(first.Environment)) > 0:
+			return nil, fmt.Errorf("baseline: run %d is of another environment class (%s)", i+1, strings.Join(res.Environment.ClassDiff(first.Environment), "; "))
+		case res.Short != first.Short:
+			return nil, fmt.Errorf("baseline: run %d and run 1 are not both -short or both full size", i+1)
+		case res.Partial:
+			return nil, fmt.Errorf("baseline: run %d is incomplete; a baseline needs complete runs", i+1)
 		}
-		bs := BaselineStep{Level: s.Step.Level}
-		for _, k := range s.Kinds {
-			if k.Total() == 0 {
+		b.Capacity.add(res.Capacity, i == 0)
+		if res.End.After(b.Updated) {
+			b.Updated = res.End.UTC()
+		}
+		for _, s := range res.Steps {
+			if s.Verdict != Pass && s.Verdict != Fail {
 				continue
 			}
-			bk := BaselineKind{Kind: k.Kind, Count: k.Total(), P95: k.Latency.P95, P99: k.Latency.P99, Rates: map[Outcome]float64{}}
-			_, bk.P95High = k.PercentileBounds(95, confidenceZ)
-			_, bk.P99High = k.PercentileBounds(99, confidenceZ)
-			for o := range k.Outcomes {
-				if o != OK {
-					bk.Rates[o] = k.Rate(o)
+			for _, k := range s.Kinds {
+				if k.Total() == 0 {
+					continue
 				}
+				kk := key{s.Step.Level, k.Kind}
+				if per[kk] == nil {
+					order = append(order, kk)
+				}
+				per[kk] = append(per[kk], k)
 			}
-			bs.Kinds = append(bs.Kinds, bk)
 		}
-		b.Steps = append(b.Steps, bs)
 	}
-	return b
+	for _, kk := range order {
+		bs := b.step(kk.level)
+		bs.Kinds = append(bs.Kinds, newBaselineKind(kk.kind, per[kk], b.Short))
+	}
+	return b, nil
+}
+
+// step returns the baseline step of level, adding it when new.
+func (b *Baseline) step(level float64) *BaselineStep {
+	for i := range b.Steps {
+		if b.Steps[i].Level == level {
+			return &b.Steps[i]
+		}
+	}
+	b.Steps = append(b.Steps, BaselineStep{Level: level})
+	return &b.Steps[len(b.Steps)-1]
+}
+
+// newBaselineKind returns the spread of one kind's figures at one level
+// over the runs' results ks.
+func newBaselineKind(kind string, ks []*KindResult, short bool) BaselineKind {
+	bk := BaselineKind{Kind: kind, Count: ks[0].Total(), Rates: map[Outcome]Range{}}
+	for i, k := range ks {
+		bk.Count = min(bk.Count, k.Total())
+		for o := Outcome(1); int(o) < NumOutcomes; o++ {
+			r := bk.Rates[o]
+			r.add(k.Rate(o), i == 0)
+			bk.Rates[o] = r
+		}
+		if short || k.Answered() == 0 {
+			continue
+		}
+		for _, q := range []struct {
+			r **LatencyRange
+			p float64
+			v time.Duration
+		}{{&bk.P95, 95, k.Latency.P95}, {&bk.P99, 99, k.Latency.P99}} {
+			_, high := k.PercentileBounds(q.p, confidenceZ)
+			if lr := *q.r; lr != nil {
+				lr.Min, lr.Max, lr.High = min(lr.Min, q.v), max(lr.Max, q.v), max(lr.High, high)
+			} else {
+				*q.r = &LatencyRange{Min: q.v, Max: q.v, High: high}
+			}
+		}
+	}
+	for o, r := range bk.Rates {
+		if r.Max == 0 {
+			delete(bk.Rates, o)
+		}
+	}
+	return bk
 }
 
 // Comparison is the outcome of comparing a run with its baseline.
@@ -147,9 +258,12 @@ type Comparison struct {
 	Path string `json:"path"`
 	// Missing is set when there is no baseline yet.
 	Missing bool `json:"missing,omitempty"`
-	// Skipped says why no comparison was made (another environment
-	// class, an incomplete run); empty when it was made.
+	// Skipped says why no comparison was made at all (another plan, an
+	// incomplete run); empty when it was made.
 	Skipped string `json:"skipped,omitempty"`
+	// NotCompared says which figures were left out and why (latency on
+	// another host, capacity in another environment class).
+	NotCompared []string `json:"not_compared,omitempty"`
 	// Regressions lists every figure that moved beyond its tolerance,
 	// with the baseline's value and the run's.
 	Regressions []string `json:"regressions,omitempty"`
@@ -158,18 +272,13 @@ type Comparison struct {
 }
 
 // Compare compares res with b at the levels both measured. A figure
-// regresses only when its change is both large and real: a percentile when
-// it rose beyond the tolerance and the low end of its confidence interval
-// is above the high end of the baseline's (a p95 over a few hundred samples
-// of a long-tailed latency moves by tens of percent by chance alone); an
-// outcome rate when its rise is beyond the tolerance and beyond chance
-// (three standard errors).
+// regresses only when it moved beyond the baseline's spread by more than
+// the tolerance and the move is beyond chance: a percentile when the low end
+// of its confidence interval is also above the high end of the baseline's
+// (a p95 over a few hundred samples moves by tens of percent by chance
+// alone); an outcome rate when its rise is beyond three standard errors.
 func (b *Baseline) Compare(res *Result) *Comparison {
 	c := &Comparison{}
-	if diff := b.Environment.ClassDiff(res.Environment); len(diff) > 0 {
-		c.Skipped = "environment class differs: " + strings.Join(diff, "; ")
-		return c
-	}
 	if b.Plan.Kind != "" && !reflect.DeepEqual(b.Plan, res.Plan) {
 		c.Skipped = "the plan differs from the baseline's; record a baseline for this plan with -loadtest.update"
 		return c
@@ -179,10 +288,27 @@ func (b *Baseline) Compare(res *Result) *Comparison {
 		return c
 	}
 	tol := b.Tolerances.withDefaults()
-	c.Compared++
-	if b.Capacity > 0 && res.Capacity < b.Capacity*(1-tol.Capacity) {
-		c.Regressions = append(c.Regressions, fmt.Sprintf("capacity dropped from %g to %g (-%.0f%%, tolerance %.0f%%)",
-			b.Capacity, res.Capacity, (1-res.Capacity/b.Capacity)*100, tol.Capacity*100))
+	classDiff := b.Environment.ClassDiff(res.Environment)
+	sameClass := len(classDiff) == 0
+	latency := sameClass && !b.Short && b.Environment.Host != "" && b.Environment.Host == res.Environment.Host
+	switch {
+	case !sameClass:
+		c.NotCompared = append(c.NotCompared, "capacity and latency: another environment class ("+strings.Join(classDiff, "; ")+"); correctness compared")
+	case len(res.Invalid()) > 0:
+		c.NotCompared = append(c.NotCompared, "capacity: the run has invalid steps")
+	}
+	switch {
+	case b.Short:
+		c.NotCompared = append(c.NotCompared, "latency: a -short baseline records correctness only")
+	case sameClass && !latency:
+		c.NotCompared = append(c.NotCompared, fmt.Sprintf("latency: the baseline was recorded on host %q, this run is on %q; latency compares only on the host that recorded it", b.Environment.Host, res.Environment.Host))
+	}
+	if sameClass && len(res.Invalid()) == 0 {
+		c.Compared++
+		if b.Capacity.Min > 0 && res.Capacity < b.Capacity.Min*(1-tol.Capacity) {
+			c.Regressions = append(c.Regressions, fmt.Sprintf("capacity dropped to %g, below the %g–%g the baseline's %d run(s) reached (-%.0f%%, tolerance %.0f%%)",
+				res.Capacity, b.Capacity.Min, b.Capacity.Max, b.Runs, (1-res.Capacity/b.Capacity.Min)*100, tol.Capacity*100))
+		}
 	}
 	for _, bs := range b.Steps {
 		var s *StepResult
@@ -199,32 +325,43 @@ func (b *Baseline) Compare(res *Result) *Comparison {
 			if k == nil || k.Total() == 0 {
 				continue
 			}
-			for _, q := range []struct {
-				name                string
-				p                   float64
-				base, baseHigh, now time.Duration
-			}{{"p95", 95, bk.P95, bk.P95High, k.Latency.P95}, {"p99", 99, bk.P99, bk.P99High, k.Latency.P99}} {
-				c.Compared++
-				// A regression must be both large (beyond the tolerance) and
-				// real (the confidence intervals do not overlap).
-				nowLow, _ := k.PercentileBounds(q.p, confidenceZ)
-				limit := time.Duration(float64(q.base)*(1+tol.Latency)) + tol.LatencySlack
-				if q.now > limit && nowLow > q.baseHigh {
-					c.Regressions = append(c.Regressions, fmt.Sprintf("level %g: %s %s rose from %v to %v (+%.0f%%, tolerance %.0f%% + %v)",
-						bs.Level, bk.Kind, q.name, q.base, q.now, (float64(q.now)/float64(q.base)-1)*100, tol.Latency*100, tol.LatencySlack))
-				}
+			if latency {
+				c.compareLatency(bs.Level, bk, k, tol)
 			}
 			for o := Outcome(1); int(o) < NumOutcomes; o++ {
 				c.Compared++
 				base, now := bk.Rates[o], k.Rate(o)
-				if now-base > tol.ErrorRate && significant(base, bk.Count, now, k.Total()) {
-					c.Regressions = append(c.Regressions, fmt.Sprintf("level %g: %s %s rate rose from %s to %s (tolerance +%s)",
-						bs.Level, bk.Kind, o, formatPct(base), formatPct(now), formatPct(tol.ErrorRate)))
+				if now-base.Max > tol.ErrorRate && significant(base.Max, bk.Count, now, k.Total()) {
+					c.Regressions = append(c.Regressions, fmt.Sprintf("level %g: %s %s rate rose to %s, above the %s–%s of the baseline (tolerance +%s)",
+						bs.Level, bk.Kind, o, formatPct(now), formatPct(base.Min), formatPct(base.Max), formatPct(tol.ErrorRate)))
 				}
 			}
 		}
 	}
 	return c
+}
+
+// compareLatency flags k's p95 and p99 when they rose beyond bk's spread.
+func (c *Comparison) compareLatency(level float64, bk BaselineKind, k *KindResult, tol Tolerances) {
+	for _, q := range []struct {
+		name string
+		p    float64
+		base *LatencyRange
+		now  time.Duration
+	}{{"p95", 95, bk.P95, k.Latency.P95}, {"p99", 99, bk.P99, k.Latency.P99}} {
+		if q.base == nil {
+			continue
+		}
+		c.Compared++
+		// A regression must be both large (beyond the spread and the
+		// tolerance) and real (the confidence intervals do not overlap).
+		nowLow, _ := k.PercentileBounds(q.p, confidenceZ)
+		limit := time.Duration(float64(q.base.Max)*(1+tol.Latency)) + tol.LatencySlack
+		if q.now > limit && nowLow > q.base.High {
+			c.Regressions = append(c.Regressions, fmt.Sprintf("level %g: %s %s rose to %v, above the %v–%v of the baseline (+%.0f%%, tolerance %.0f%% + %v)",
+				level, bk.Kind, q.name, q.now, q.base.Min, q.base.Max, (float64(q.now)/float64(q.base.Max)-1)*100, tol.Latency*100, tol.LatencySlack))
+		}
+	}
 }
 
 // ReadBaseline reads a baseline file; the error wraps fs.ErrNotExist when
@@ -233,6 +370,10 @@ func ReadBaseline(path string) (*Baseline, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	var head struct{ Schema int }
+	if err := json.Unmarshal(data, &head); err == nil && head.Schema < SchemaVersion {
+		return nil, fmt.Errorf("baseline %s is of schema %d, from before baselines kept the spread of several runs; rewrite it with -loadtest.update", path, head.Schema)
 	}
 	var b Baseline
 	if err := json.Unmarshal(data, &b); err != nil {

@@ -3,7 +3,9 @@ package loadtest
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +29,7 @@ func syntheticDist(n int, seed uint64, levels []float64, scale []float64, errRat
 		Plan: PlanInfo{Kind: "ladder"}}
 	r := rand.New(rand.NewPCG(seed, 2))
 	for i, lvl := range levels {
-		ks := &kindStats{h: newHist()}
+		ks := newKindStats()
 		for range n {
 			d := time.Duration(float64(10*time.Millisecond) * scale[i] * draw(r))
 			resp := Response{Outcome: OK, Bytes: 10}
@@ -45,35 +47,60 @@ func syntheticDist(n int, seed uint64, levels []float64, scale []float64, errRat
 	return res
 }
 
-var env = Environment{CPUModel: "AMD EPYC", Cores: 2, Target: Target{Backend: "docker", CPUs: 1, Memory: 512 << 20}}
+var env = Environment{CPUModel: "AMD EPYC", Cores: 2, Host: "h1", Target: Target{Backend: "docker", CPUs: 1, Memory: 512 << 20}}
+
+// newBaseline is NewBaseline for tests.
+func newBaseline(t *testing.T, tol Tolerances, runs ...*Result) *Baseline {
+	t.Helper()
+	b, err := NewBaseline(tol, runs...)
+	require.NoError(t, err)
+	return b
+}
 
 func TestBaselineComparison(t *testing.T) {
 	levels := []float64{100, 200, 400}
-	base := NewBaseline(synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env), Tolerances{})
+	base := newBaseline(t, Tolerances{}, synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env))
+	otherHost := env
+	otherHost.Host = "h2"
+	otherClass := Environment{CPUModel: "Apple M4", Cores: 8, Host: "h3", Target: env.Target}
 	for _, tc := range []struct {
-		name    string
-		res     *Result
-		regress []string // substrings, one per expected regression
-		skipped string
+		name        string
+		res         *Result
+		regress     []string // substrings, one per expected regression
+		skipped     string
+		notCompared string // a substring of NotCompared
 	}{
 		// The same figures: nothing to report.
-		{"same", synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env), nil, ""},
+		{"same", synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env), nil, "", ""},
 		// ±5% noise on latency and capacity is tolerated.
-		{"noise", synthetic(levels, []float64{1.05, 0.95, 1.05}, 0.001, 380, env), nil, ""},
+		{"noise", synthetic(levels, []float64{1.05, 0.95, 1.05}, 0.001, 380, env), nil, "", ""},
 		// p95 doubles at the top level: p95 and p99 regress there.
-		{"2x p95", synthetic(levels, []float64{1, 1, 2}, 0.001, 400, env), []string{"level 400: get p95 rose", "level 400: get p99 rose"}, ""},
+		{"2x p95", synthetic(levels, []float64{1, 1, 2}, 0.001, 400, env), []string{"level 400: get p95 rose", "level 400: get p99 rose"}, "", ""},
 		// Capacity drops by 20%.
-		{"capacity -20%", synthetic(levels, []float64{1, 1, 1}, 0.001, 320, env), []string{"capacity dropped from 400 to 320 (-20%, tolerance 10%)"}, ""},
+		{"capacity -20%", synthetic(levels, []float64{1, 1, 1}, 0.001, 320, env), []string{"capacity dropped to 320, below the 400–400"}, "", ""},
 		// 5xx rises from 0.1% to 5% at every level.
-		{"errors", synthetic(levels, []float64{1, 1, 1}, 0.05, 400, env), []string{"level 100: get http_5xx rate rose", "level 200", "level 400"}, ""},
+		{"errors", synthetic(levels, []float64{1, 1, 1}, 0.05, 400, env), []string{"level 100: get http_5xx rate rose", "level 200", "level 400"}, "", ""},
 		// Another plan: not compared.
 		{"other plan", func() *Result {
 			r := synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env)
 			r.Plan = PlanInfo{Kind: "knee", Knee: &Knee{Start: 1}}
 			return r
-		}(), nil, "the plan differs"},
-		// Another machine: not compared, and the log says which fields differ.
-		{"other class", synthetic(levels, []float64{3, 3, 3}, 0.001, 100, Environment{CPUModel: "Apple M4", Cores: 8, Target: env.Target}), nil, `cpu_model: "AMD EPYC" ≠ "Apple M4"; cores: "2" ≠ "8"`},
+		}(), nil, "the plan differs", ""},
+		// Another host of the same class: latency three times slower is
+		// not a regression (another host's latency says nothing), but the
+		// capacity still compares.
+		{"other host", synthetic(levels, []float64{3, 3, 3}, 0.001, 320, otherHost), []string{"capacity dropped"}, "", `latency: the baseline was recorded on host "h1", this run is on "h2"`},
+		// Another machine class: neither latency nor capacity compare, and
+		// NotCompared says which fields differ...
+		{"other class", synthetic(levels, []float64{3, 3, 3}, 0.001, 100, otherClass), nil, "", `cpu_model: "AMD EPYC" ≠ "Apple M4"; cores: "2" ≠ "8"`},
+		// ...but correctness does.
+		{"other class, errors", synthetic(levels, []float64{3, 3, 3}, 0.05, 100, otherClass), []string{"level 100: get http_5xx", "level 200", "level 400"}, "", "correctness compared"},
+		// A run with an invalid step: its capacity says nothing.
+		{"invalid step", func() *Result {
+			r := synthetic(levels, []float64{1, 1, 1}, 0.001, 200, env)
+			r.Steps[2].Verdict, r.Steps[2].Self.Reasons = Invalid, []string{"the generator used 95% of its cores"}
+			return r
+		}(), nil, "", "capacity: the run has invalid steps"},
 	} {
 		t.Run("case="+tc.name, func(t *testing.T) {
 			c := base.Compare(tc.res)
@@ -85,8 +112,84 @@ func TestBaselineComparison(t *testing.T) {
 			if tc.skipped == "" {
 				assert.Positive(t, c.Compared)
 			}
+			if tc.notCompared != "" {
+				assert.Contains(t, strings.Join(c.NotCompared, "\n"), tc.notCompared)
+			}
 		})
 	}
+}
+
+// A -short baseline records correctness only: latency three times slower
+// is no regression, 5xx at 5% instead of 0.1% is.
+func TestBaselineShortIsCorrectnessOnly(t *testing.T) {
+	levels := []float64{20, 40}
+	short := func(scale, errRate float64) *Result {
+		r := synthetic(levels, []float64{scale, scale}, errRate, 40, env)
+		r.Short = true
+		return r
+	}
+	base := newBaseline(t, Tolerances{}, short(1, 0.001))
+	assert.True(t, base.Short)
+	assert.Nil(t, base.Steps[0].Kinds[0].P95, "no latency is recorded")
+	c := base.Compare(short(3, 0.001))
+	assert.Empty(t, c.Regressions)
+	assert.Contains(t, strings.Join(c.NotCompared, "\n"), "latency: a -short baseline records correctness only")
+	c = base.Compare(short(3, 0.05))
+	assert.Len(t, c.Regressions, 2, "%q", c.Regressions)
+}
+
+// A baseline of several runs keeps their spread: a run inside it (plus the
+// tolerance) passes where a one-run baseline of the same commit flags it.
+func TestBaselineSpreadOfSeveralRuns(t *testing.T) {
+	levels := []float64{100}
+	run := func(scale float64, capacity float64, seed uint64) *Result {
+		return syntheticN(5000, seed, levels, []float64{scale}, 0.001, capacity, env)
+	}
+	now := run(1.45, 100, 9)
+	one := newBaseline(t, Tolerances{}, run(1, 100, 1))
+	assert.Len(t, one.Compare(now).Regressions, 2, "1.45x is beyond 1x + 25%%")
+	three := newBaseline(t, Tolerances{}, run(1, 100, 1), run(1.3, 100, 2), run(0.9, 100, 3))
+	assert.Equal(t, 3, three.Runs)
+	p95 := three.Steps[0].Kinds[0].P95
+	assert.Less(t, p95.Min, p95.Max, "the spread is kept")
+	assert.Empty(t, three.Compare(now).Regressions, "1.45x is within 1.3x + 25%%")
+	assert.Len(t, three.Compare(run(2, 100, 4)).Regressions, 2, "2x is beyond the spread")
+	// Capacity: the lowest of the runs is the reference.
+	capRuns := newBaseline(t, Tolerances{}, run(1, 100, 1), run(1, 80, 2))
+	assert.Equal(t, Range{Min: 80, Max: 100}, capRuns.Capacity)
+	assert.Empty(t, capRuns.Compare(run(1, 75, 5)).Regressions, "75 is within 10% of 80")
+	assert.Len(t, capRuns.Compare(run(1, 70, 5)).Regressions, 1)
+}
+
+func TestNewBaselineRefusesMixedRuns(t *testing.T) {
+	levels := []float64{100}
+	a := synthetic(levels, []float64{1}, 0, 100, env)
+	for _, tc := range []struct {
+		name   string
+		change func(r *Result)
+		want   string
+	}{
+		// Another scenario.
+		{"scenario", func(r *Result) { r.Scenario = "TestY" }, `run 2 is of scenario "TestY"`},
+		// Another plan.
+		{"plan", func(r *Result) { r.Plan = PlanInfo{Kind: "knee"} }, "run 2 has another plan"},
+		// Another machine class.
+		{"class", func(r *Result) { r.Environment.Cores = 64 }, "another environment class"},
+		// A -short run with a full one.
+		{"short", func(r *Result) { r.Short = true }, "not both -short"},
+		// An interrupted run.
+		{"partial", func(r *Result) { r.Partial = true }, "run 2 is incomplete"},
+	} {
+		t.Run("case="+tc.name, func(t *testing.T) {
+			b := synthetic(levels, []float64{1}, 0, 100, env)
+			tc.change(b)
+			_, err := NewBaseline(Tolerances{}, a, b)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err := NewBaseline(Tolerances{})
+	assert.ErrorContains(t, err, "no run")
 }
 
 // Small steps do not flap: runs of the same long-tailed latency (the
@@ -97,12 +200,12 @@ func TestBaselineSmallSamplesAreNotRegressions(t *testing.T) {
 	levels := []float64{10, 20, 40}
 	lognormal := func(r *rand.Rand) float64 { return math.Exp(1.4 * r.NormFloat64()) }
 	same := []float64{1, 1, 1}
-	base := NewBaseline(syntheticDist(170, 1, levels, same, 0.08, 40, env, lognormal), Tolerances{})
+	base := newBaseline(t, Tolerances{}, syntheticDist(170, 1, levels, same, 0.08, 40, env, lognormal))
 	for seed := uint64(2); seed < 52; seed++ {
 		c := base.Compare(syntheticDist(170, seed, levels, same, 0.08, 40, env, lognormal))
 		require.Empty(t, c.Regressions, "seed %d", seed)
 	}
-	base = NewBaseline(syntheticDist(5000, 1, levels, same, 0.08, 40, env, lognormal), Tolerances{})
+	base = newBaseline(t, Tolerances{}, syntheticDist(5000, 1, levels, same, 0.08, 40, env, lognormal))
 	c := base.Compare(syntheticDist(5000, 9, levels, []float64{2, 2, 2}, 0.08, 40, env, lognormal))
 	assert.Len(t, c.Regressions, 6, "p95 and p99 at every level: %q", c.Regressions)
 }
@@ -115,7 +218,7 @@ func TestBaselineFileRoundTripAndMissing(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, c.Missing, "a missing baseline is reported, not an error")
 
-	require.NoError(t, NewBaseline(res, Tolerances{Latency: 0.5}).WriteFile(path))
+	require.NoError(t, newBaseline(t, Tolerances{Latency: 0.5}, res).WriteFile(path))
 	b, err := ReadBaseline(path)
 	require.NoError(t, err)
 	assert.Equal(t, 0.5, b.Tolerances.Latency, "tolerances kept")
@@ -124,6 +227,12 @@ func TestBaselineFileRoundTripAndMissing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, c.Regressions)
 	assert.False(t, c.Missing)
+
+	// A baseline from before spreads were kept is refused with the fix.
+	old := filepath.Join(dir, "old.json")
+	require.NoError(t, os.WriteFile(old, []byte(`{"schema": 1, "capacity": 200}`), 0o644))
+	_, err = ReadBaseline(old)
+	assert.ErrorContains(t, err, "rewrite it with -loadtest.update")
 }
 
 func TestResultRoundTrip(t *testing.T) {

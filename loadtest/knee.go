@@ -133,6 +133,9 @@ func (k Knee) state(done []*StepResult) kneeState {
 	return st
 }
 
+// MaxLevel implements Plan.
+func (k Knee) MaxLevel() float64 { return k.Max }
+
 // Next implements Plan.
 func (k Knee) Next(done []*StepResult) (Step, bool) {
 	k = k.withDefaults()

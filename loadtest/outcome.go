@@ -73,6 +73,11 @@ type Response struct {
 	Outcome Outcome
 	Bytes   int64
 	Err     error
+	// Queued is how long the request waited inside the generator before it
+	// could be sent, such as for a free connection of an HTTP client's
+	// pool. That wait is the generator's, not the target's: a step where it
+	// is material is invalid (see SelfCheck.MaxQueueWait).
+	Queued time.Duration
 }
 
 // StatusOutcome classifies an HTTP status code: 2xx and 3xx are OK.

@@ -44,6 +44,9 @@ type Plan interface {
 	Next(done []*StepResult) (Step, bool)
 	// Validate reports a malformed plan before anything runs.
 	Validate() error
+	// MaxLevel returns the highest level the plan may reach, so that what
+	// the generator needs at the top can be checked before it starts.
+	MaxLevel() float64
 }
 
 // Ladder is a step ladder: its steps run in order, each ramping from the
@@ -76,6 +79,15 @@ func (l Ladder) Validate() error {
 		errs = append(errs, s.validate(fmt.Sprintf("plan: Steps[%d]", i)))
 	}
 	return errors.Join(errs...)
+}
+
+// MaxLevel implements Plan.
+func (l Ladder) MaxLevel() float64 {
+	m := 0.0
+	for _, s := range l.Steps {
+		m = max(m, s.Level)
+	}
+	return m
 }
 
 // Next implements Plan.

@@ -19,6 +19,10 @@ const (
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
 
+// newQueueHist returns a histogram for generator-side queue waits: two
+// significant digits are enough to tell 1 ms from 1 s.
+func newQueueHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, 2) }
+
 // recordHist adds d to h in microseconds, clamped to the histogram's range.
 func recordHist(h *hdrhistogram.Histogram, d time.Duration) {
 	us := int64(d / time.Microsecond)
@@ -121,13 +125,58 @@ func (r *Recorder) begin(k int, intended time.Time) span {
 
 // end records the request's response; the latency runs from the intended
 // send time to now.
-func (r *Recorder) end(s span, resp Response, now time.Time) {
+func (r *Recorder) end(s span, resp Response, now time.Time) { r.finish(s, resp, now, true) }
+
+// finish records the end of a request (request) or of a pending
+// observation.
+func (r *Recorder) finish(s span, resp Response, now time.Time, request bool) {
 	lat := now.Sub(s.intended)
 	r.recordLive(s.kind, lat, resp)
 	if s.w != nil {
 		ks := s.w.stats(s.kind)
-		ks.record(lat, resp, true)
+		ks.record(lat, resp, request)
 		ks.inflight.Add(-1)
+	}
+}
+
+// Begin starts a pending observation of kind now: something the target
+// owes and that will be known later, such as the event a stream must
+// deliver for a completed call. When it ends it is recorded, like a
+// request, in the step whose hold was open when it began — with the time
+// since Begin as its latency — and a step waits for its pending
+// observations (up to Scenario.Drain, then counted as timeouts) before it
+// is judged. It is observed, not a request: it counts in no request rate.
+func (r *Recorder) Begin(kind string) *Pending {
+	k := r.kind(kind)
+	s := r.begin(k, time.Now())
+	if s.w != nil {
+		s.w.stats(k).markObserved()
+	}
+	return &Pending{r: r, s: s}
+}
+
+// Pending is an observation begun by [Recorder.Begin] or [User.Begin] and
+// not yet ended. Exactly one of End and Abandon takes effect; later calls
+// do nothing. It is safe for concurrent use.
+type Pending struct {
+	r    *Recorder
+	s    span
+	done atomic.Bool
+}
+
+// End records the observation's outcome now; its latency is the time since
+// it began.
+func (p *Pending) End(resp Response) {
+	if p != nil && p.r != nil && p.done.CompareAndSwap(false, true) {
+		p.r.finish(p.s, resp, time.Now(), false)
+	}
+}
+
+// Abandon forgets the observation: nothing is recorded, such as for an
+// event its user left before it was due.
+func (p *Pending) Abandon() {
+	if p != nil && p.r != nil && p.done.CompareAndSwap(false, true) {
+		p.r.abandon(p.s)
 	}
 }
 
@@ -216,7 +265,7 @@ func (w *window) stats(k int) *kindStats {
 	}
 	grown := append([]*kindStats(nil), ks...)
 	for len(grown) <= k {
-		grown = append(grown, &kindStats{h: newHist()})
+		grown = append(grown, newKindStats())
 	}
 	w.kinds.Store(&grown)
 	return grown[k]
@@ -236,11 +285,21 @@ type kindStats struct {
 
 	mu       sync.Mutex
 	h        *hdrhistogram.Histogram
+	queue    *hdrhistogram.Histogram // Response.Queued of requests
 	counts   [NumOutcomes]int64
 	bytes    int64
 	errs     []string
 	requests bool // samples are requests (begun and ended), not observations
+	observed bool // pending observations began in the window
 }
+
+func (s *kindStats) markObserved() {
+	s.mu.Lock()
+	s.observed = true
+	s.mu.Unlock()
+}
+
+func newKindStats() *kindStats { return &kindStats{h: newHist(), queue: newQueueHist()} }
 
 // record adds one sample: the end of a request the generator issued
 // (request), or an observation such as a fan-out delay.
@@ -249,6 +308,9 @@ func (s *kindStats) record(lat time.Duration, resp Response, request bool) {
 	s.requests = s.requests || request
 	if resp.Outcome != Dropped {
 		recordHist(s.h, lat)
+	}
+	if request {
+		recordHist(s.queue, resp.Queued)
 	}
 	s.counts[resp.Outcome]++
 	s.bytes += resp.Bytes
@@ -271,4 +333,25 @@ func (s *kindStats) keepErr(msg string) {
 		}
 	}
 	s.errs = append(s.errs, msg)
+}
+
+// queued returns the p99 and the maximum of the generator-side waits of the
+// window's requests.
+func (w *window) queued() (p99, most time.Duration) {
+	all := newQueueHist()
+	for _, ks := range *w.kinds.Load() {
+		ks.mu.Lock()
+		all.Merge(ks.queue)
+		ks.mu.Unlock()
+	}
+	if all.TotalCount() == 0 {
+		return 0, 0
+	}
+	us := func(v int64) time.Duration {
+		if v <= histMin {
+			return 0 // recorded as the histogram's floor: no wait
+		}
+		return time.Duration(v) * time.Microsecond
+	}
+	return us(all.ValueAtPercentile(99)), us(all.Max())
 }

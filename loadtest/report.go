@@ -96,14 +96,8 @@ func (res *Result) Markdown() string {
 		}
 	}
 	if err := res.Err(); err != nil {
-		p("\n## Violations\n\n")
+		p("\n## Verdict\n\n")
 		for _, line := range strings.Split(err.Error(), "\n") {
-			p("- %s\n", line)
-		}
-	}
-	if inv := res.Invalid(); len(inv) > 0 {
-		p("\n## Invalid steps (the generator was the bottleneck)\n\n")
-		for _, line := range inv {
 			p("- %s\n", line)
 		}
 	}
@@ -113,14 +107,17 @@ func (res *Result) Markdown() string {
 		case c.Missing:
 			p("No baseline at `%s` yet; record one with `-loadtest.update`.\n", c.Path)
 		case c.Skipped != "":
-			p("Not compared: %s.\n", c.Skipped)
+			p("Not compared with `%s`: %s.\n", c.Path, c.Skipped)
 		case len(c.Regressions) == 0:
 			p("No regression against `%s` (%d figures compared).\n", c.Path, c.Compared)
 		default:
-			p("Regressions against `%s`:\n\n", c.Path)
+			p("Regressions against `%s` (%d figures compared):\n\n", c.Path, c.Compared)
 			for _, r := range c.Regressions {
 				p("- %s\n", r)
 			}
+		}
+		for _, n := range c.NotCompared {
+			p("\nNot compared: %s.\n", n)
 		}
 	}
 	return b.String()
@@ -187,7 +184,7 @@ func stepOutcome(s *StepResult) string {
 	case len(s.Violations) > 0 && s.Verdict == Fail:
 		return "breach — " + strings.ReplaceAll(s.Violations[0], "|", "/")
 	case s.Verdict == Invalid:
-		return "invalid — " + firstOr(s.Self.Reasons, "")
+		return "invalid — " + strings.ReplaceAll(firstOr(s.invalidReasons(), ""), "|", "/")
 	}
 	return string(s.Verdict)
 }

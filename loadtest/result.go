@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
 // SchemaVersion is the version of the result file format. It changes when a
 // field changes meaning or is removed; new fields do not change it.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Result is a whole run: how it was made, where, every step measured and the
 // capacity found. It is written as JSON (and Markdown) after every run, also
@@ -33,6 +34,8 @@ type Result struct {
 	Params map[string]string `json:"params,omitempty"`
 	// Seed is the run's random seed.
 	Seed uint64 `json:"seed"`
+	// Short marks a run of a scenario's -short size (go test -short).
+	Short bool `json:"short,omitempty"`
 	// Start and End bound the run.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
@@ -130,41 +133,88 @@ func (res *Result) summarise() {
 	}
 }
 
-// Err returns every check violated by any step, joined, each naming the
-// step, the check, the bound and the measured value; nil when none was.
+// The classes of what [Result.Err] reports; test them with errors.Is.
+var (
+	// ErrBreach: a step violated a check, or no step passed.
+	ErrBreach = errors.New("SLO breach")
+	// ErrInvalid: a step said nothing about the target — the generator was
+	// the bottleneck, or a check had too little data to judge.
+	ErrInvalid = errors.New("invalid step")
+	// ErrIncomplete: the run stopped before its plan ended (an interrupt,
+	// the test's deadline).
+	ErrIncomplete = errors.New("incomplete run")
+	// ErrRegression: the run regressed against its baseline.
+	ErrRegression = errors.New("regression")
+)
+
+// verdictError is one line of Result.Err, of one class.
+type verdictError struct {
+	class error
+	msg   string
+}
+
+func (e verdictError) Error() string { return e.msg }
+func (e verdictError) Unwrap() error { return e.class }
+
+// Err is the run's verdict as one error, nil when the run passed: every
+// check a step violated, every reason a step was invalid, no step passing,
+// an incomplete run, and every regression against the baseline — each line
+// naming the step, the check or figure, the bound and the measured value.
+// errors.Is tells the classes apart: [ErrBreach], [ErrInvalid],
+// [ErrIncomplete], [ErrRegression]. A comparison with the baseline that was
+// skipped or impossible is not an error; the result and its report say why.
 func (res *Result) Err() error {
 	var errs []error
+	add := func(class error, format string, args ...any) {
+		errs = append(errs, verdictError{class, fmt.Sprintf(format, args...)})
+	}
+	failed := false
 	for _, s := range res.Steps {
-		for _, v := range s.Violations {
-			errs = append(errs, fmt.Errorf("step %d (level %g): %s", s.Index+1, s.Step.Level, v))
+		at := fmt.Sprintf("step %d (level %g)", s.Index+1, s.Step.Level)
+		if s.Verdict == Fail {
+			// An invalid step's violations are not the target's: they stay
+			// in the step for the record, not in the verdict.
+			failed = true
+			for _, v := range s.Violations {
+				add(ErrBreach, "%s: %s", at, v)
+			}
+		}
+		if s.Verdict == Fail && len(s.Saturated) > 0 {
+			add(ErrBreach, "%s: near its limit: %s", at, strings.Join(s.Saturated, "; "))
+		}
+		for _, v := range s.invalidReasons() {
+			add(ErrInvalid, "%s is invalid: %s", at, v)
+		}
+	}
+	if failed && res.Capacity == 0 && !res.Partial {
+		add(ErrBreach, "no step passed: the target did not hold the lowest level probed")
+	}
+	if res.Partial || res.Verdict == Incomplete {
+		why := res.Conclusion
+		if why == "" {
+			why = "the run did not finish"
+		}
+		add(ErrIncomplete, "incomplete: %s", why)
+	}
+	if res.Baseline != nil {
+		for _, r := range res.Baseline.Regressions {
+			add(ErrRegression, "regression against %s: %s", res.Baseline.Path, r)
 		}
 	}
 	return errors.Join(errs...)
 }
 
 // Invalid returns why steps were invalid (the generator was the
-// bottleneck), one line per reason; empty when every step was valid.
+// bottleneck, or a check had too little data), one line per reason; empty
+// when every step was valid.
 func (res *Result) Invalid() []string {
 	var out []string
 	for _, s := range res.Steps {
-		for _, r := range s.Self.Reasons {
+		for _, r := range s.invalidReasons() {
 			out = append(out, fmt.Sprintf("step %d (level %g): %s", s.Index+1, s.Step.Level, r))
 		}
 	}
 	return out
-}
-
-// Regressions returns every regression the baseline comparison found,
-// joined; nil when there was none or no comparison was made.
-func (res *Result) Regressions() error {
-	if res.Baseline == nil {
-		return nil
-	}
-	var errs []error
-	for _, r := range res.Baseline.Regressions {
-		errs = append(errs, errors.New(r))
-	}
-	return errors.Join(errs...)
 }
 
 // Kinds returns the names of the kinds measured, in the workload's order.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,10 @@ type Scenario struct {
 	// Target describes the system under test for the result's environment
 	// fingerprint: backend, limits, component versions and image digests.
 	Target Target
+	// OnStep, when set, is called after every step with the result so far
+	// (marked partial), from the run's goroutine: [Test] writes it to disk
+	// so a killed run keeps its finished steps.
+	OnStep func(*Result)
 }
 
 // SelfCheck holds the bounds beyond which the generator is considered the
@@ -60,6 +65,16 @@ type SelfCheck struct {
 	// MaxCPU bounds the generator process's CPU as a fraction of
 	// GOMAXPROCS cores; default 0.9.
 	MaxCPU float64
+	// MaxQueueWait bounds the p99 of how long requests waited inside the
+	// generator before they could be sent (Response.Queued: a connection
+	// of a client's pool); default 10 ms.
+	MaxQueueWait time.Duration
+	// MaxMemory bounds the generator's resident memory as a fraction of
+	// its limit (its cgroup's, GOMEMLIMIT, the host's); default 0.9.
+	MaxMemory float64
+	// MaxFiles bounds the generator's open file descriptors as a fraction
+	// of its limit (RLIMIT_NOFILE); default 0.9.
+	MaxFiles float64
 }
 
 func (c SelfCheck) withDefaults() SelfCheck {
@@ -69,7 +84,38 @@ func (c SelfCheck) withDefaults() SelfCheck {
 	if c.MaxCPU == 0 {
 		c.MaxCPU = 0.9
 	}
+	if c.MaxQueueWait == 0 {
+		c.MaxQueueWait = 10 * time.Millisecond
+	}
+	if c.MaxMemory == 0 {
+		c.MaxMemory = 0.9
+	}
+	if c.MaxFiles == 0 {
+		c.MaxFiles = 0.9
+	}
 	return c
+}
+
+// reasons returns why the step's generator figures make it invalid.
+func (c SelfCheck) reasons(sc SelfCheckResult) []string {
+	var out []string
+	if c.MaxScheduleLag > 0 && sc.ScheduleLagP99 > c.MaxScheduleLag {
+		out = append(out, fmt.Sprintf("the generator started requests late: schedule lag p99 %v > %v", sc.ScheduleLagP99, c.MaxScheduleLag))
+	}
+	if c.MaxCPU > 0 && sc.CPU >= c.MaxCPU {
+		out = append(out, fmt.Sprintf("the generator used %.0f%% of its %d cores (bound %.0f%%)", sc.CPU*100, runtime.GOMAXPROCS(0), c.MaxCPU*100))
+	}
+	if c.MaxQueueWait > 0 && sc.QueuedP99 > c.MaxQueueWait {
+		out = append(out, fmt.Sprintf("requests waited inside the generator before they could be sent: p99 %v, up to %v (bound %v) — a client's connection pool is smaller than the load needs: raise httpc.Options.MaxConnsPerHost",
+			sc.QueuedP99.Round(time.Microsecond), sc.QueuedMax.Round(time.Millisecond), c.MaxQueueWait))
+	}
+	if c.MaxMemory > 0 && sc.MemoryLimit > 0 && float64(sc.Memory) >= c.MaxMemory*float64(sc.MemoryLimit) {
+		out = append(out, fmt.Sprintf("the generator's memory reached %s of its %s limit (bound %.0f%%)", formatBytes(sc.Memory), formatBytes(sc.MemoryLimit), c.MaxMemory*100))
+	}
+	if c.MaxFiles > 0 && sc.FileLimit > 0 && float64(sc.Files) >= c.MaxFiles*float64(sc.FileLimit) {
+		out = append(out, fmt.Sprintf("the generator held %d open descriptors of its limit of %d (bound %.0f%%): hold fewer streams per process or run the target elsewhere", sc.Files, sc.FileLimit, c.MaxFiles*100))
+	}
+	return out
 }
 
 // Validate reports every problem of the scenario that can be found before
@@ -102,8 +148,11 @@ func (s *Scenario) Validate() error {
 			errs = append(errs, fmt.Errorf("scenario: %s is %v; give a duration >= 0 (0 for the default)", name, d))
 		}
 	}
-	if math.IsNaN(s.SelfCheck.MaxCPU) {
-		errs = append(errs, errors.New("scenario: SelfCheck.MaxCPU is NaN"))
+	if math.IsNaN(s.SelfCheck.MaxCPU) || math.IsNaN(s.SelfCheck.MaxMemory) || math.IsNaN(s.SelfCheck.MaxFiles) {
+		errs = append(errs, errors.New("scenario: a SelfCheck bound is NaN"))
+	}
+	if s.Workload != nil && s.Plan != nil {
+		errs = append(errs, fitsLimiters(s.Workload, s.Plan))
 	}
 	return errors.Join(errs...)
 }
@@ -136,13 +185,20 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 	if s.Logf == nil {
 		s.Logf = func(string, ...any) {}
 	}
+	var logMu sync.Mutex // the run logs from several goroutines; Logf need not be safe for that
+	logf := s.Logf
+	s.Logf = func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logf(format, args...)
+	}
 	s.SelfCheck = s.SelfCheck.withDefaults()
 
 	r := &runner{s: s, rec: NewRecorder(s.Workload.KindNames()...)}
 	r.res = &Result{
 		Schema: SchemaVersion, Scenario: s.Name, Model: s.Workload.model(),
 		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
-		Environment: s.Target.fingerprint(),
+		Environment: s.Target.fingerprint(), Provenance: provenance(),
 	}
 	for _, c := range s.Checks {
 		r.res.Checks = append(r.res.Checks, c.String())
@@ -228,8 +284,14 @@ func (r *runner) run(ctx context.Context) error {
 		for _, v := range sr.Violations {
 			r.s.Logf("  violated: %s", v)
 		}
-		for _, v := range sr.Self.Reasons {
+		for _, v := range sr.invalidReasons() {
 			r.s.Logf("  invalid: %s", v)
+		}
+		for _, v := range sr.Saturated {
+			r.s.Logf("  near its limit: %s", v)
+		}
+		if r.s.OnStep != nil {
+			r.s.OnStep(r.snapshot())
 		}
 		if !completed {
 			r.res.Partial = true
@@ -259,7 +321,9 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 		kr := newKindResult(name, ks)
 		if n := ks.inflight.Load(); n > 0 {
 			kr.Outcomes[Timeout] += n
-			sr.Self.Unfinished += n
+			if !kr.Observed {
+				sr.Self.Unfinished += n
+			}
 		}
 		sr.Kinds = append(sr.Kinds, kr)
 		if !kr.Observed {
@@ -279,26 +343,32 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 	lag := time.Duration(w.lag.ValueAtPercentile(99)) * time.Microsecond
 	w.mu.Unlock()
 	sr.Self.ScheduleLagP99 = lag
+	sr.Self.QueuedP99, sr.Self.QueuedMax = w.queued()
 	sr.Self.Dropped = sr.Count(Dropped)
 	if secs > 0 {
 		sr.Self.CPU = cpu.Seconds() / secs / float64(runtime.GOMAXPROCS(0))
 	}
-	sc := r.s.SelfCheck
-	if sc.MaxScheduleLag > 0 && lag > sc.MaxScheduleLag {
-		sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("the generator started requests late: schedule lag p99 %v > %v", lag, sc.MaxScheduleLag))
-	}
-	if sc.MaxCPU > 0 && sr.Self.CPU >= sc.MaxCPU {
-		sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("the generator used %.0f%% of its %d cores (bound %.0f%%)", sr.Self.CPU*100, runtime.GOMAXPROCS(0), sc.MaxCPU*100))
-	}
-
 	sr.Resources = r.samples.summary(start, end)
+	if m := sr.Resource("generator", "memory"); m != nil {
+		sr.Self.Memory, sr.Self.MemoryLimit = int64(m.Max), int64(m.Limit)
+	}
+	if f := sr.Resource("generator", "files"); f != nil {
+		sr.Self.Files, sr.Self.FileLimit = int64(f.Max), int64(f.Limit)
+	}
+	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self)
+	sr.Saturated = saturated(sr.Resources)
+
 	for _, c := range r.s.Checks {
-		if err := c.Evaluate(sr); err != nil {
+		switch err := c.Evaluate(sr); {
+		case err == nil:
+		case errors.Is(err, ErrInsufficientData):
+			sr.Unjudged = append(sr.Unjudged, err.Error())
+		default:
 			sr.Violations = append(sr.Violations, err.Error())
 		}
 	}
 	switch {
-	case len(sr.Self.Reasons) > 0:
+	case len(sr.invalidReasons()) > 0:
 		sr.Verdict = Invalid
 	case len(sr.Violations) > 0:
 		sr.Verdict = Fail
@@ -306,6 +376,18 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 		sr.Verdict = Pass
 	}
 	return sr
+}
+
+// snapshot returns the result so far, for OnStep: the steps measured, marked
+// partial and incomplete, so that a run killed after it reads as such.
+func (r *runner) snapshot() *Result {
+	c := *r.res
+	c.Steps = slices.Clone(r.res.Steps)
+	c.End = time.Now()
+	c.summarise()
+	c.Partial, c.Verdict = true, Incomplete
+	c.Conclusion = fmt.Sprintf("written after step %d while the run went on; a run that stops here was killed", len(c.Steps))
+	return &c
 }
 
 func (r *runner) setPhase(p string) {

@@ -292,7 +292,7 @@ func TestCustomAndRateChecks(t *testing.T) {
 		})
 		s := res.Steps[0]
 		require.Len(t, s.Violations, 2, s.Violations)
-		assert.Contains(t, s.Violations[0], "http_5xx rate of all kinds < 5%: measured ")
+		assert.Contains(t, s.Violations[0], "http_5xx rate of all requests < 5%: measured ")
 		assert.Contains(t, s.Violations[1], "at least 1000 ok: too few")
 		assert.Equal(t, []string{"http_5xx: 503 Service Unavailable"}, s.Kind("get").Errors)
 		assert.InDelta(t, 0.1, s.Kind("get").Rate(loadtest.HTTP5xx), 0.01)

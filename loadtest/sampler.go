@@ -2,13 +2,9 @@ package loadtest
 
 import (
 	"context"
-	"errors"
 	"math"
-	"os"
-	"strconv"
-	"strings"
+	"runtime"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -24,6 +20,10 @@ type Measurement struct {
 	Unit string
 	// Value is the measured value in Unit.
 	Value float64
+	// Limit is the series' bound in Unit when it has one — a container's
+	// CPU quota or memory limit, the process's descriptor limit — and 0
+	// otherwise. A step reports the series that came near their limit.
+	Limit float64
 }
 
 // Sampler is anything measured periodically into named series: container
@@ -139,7 +139,7 @@ func (l *sampleLog) summary(from, to time.Time) []SeriesSummary {
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, SeriesSummary{Component: p.m.Component, Metric: p.m.Metric, Unit: p.m.Unit, Max: math.Inf(-1)})
+			out = append(out, SeriesSummary{Component: p.m.Component, Metric: p.m.Metric, Unit: p.m.Unit, Max: math.Inf(-1), Limit: p.m.Limit})
 			weights = append(weights, 0)
 		}
 		s := &out[i]
@@ -147,13 +147,18 @@ func (l *sampleLog) summary(from, to time.Time) []SeriesSummary {
 		weights[i] += w
 		s.Mean += (p.m.Value - s.Mean) * w / weights[i]
 		s.Max = max(s.Max, p.m.Value)
+		if p.m.Limit > 0 {
+			s.Limit = p.m.Limit
+		}
 		s.Samples++
 	}
 	return out
 }
 
 // processSampler measures the generator process itself: CPU in cores since
-// the previous sample and resident memory in bytes.
+// the previous sample (limit GOMAXPROCS), resident memory in bytes (limit:
+// the tightest of its cgroup's, GOMEMLIMIT and the host's memory) and open
+// file descriptors (limit: the soft RLIMIT_NOFILE).
 type processSampler struct {
 	lastAt  time.Time
 	lastCPU time.Duration
@@ -167,34 +172,14 @@ func (p *processSampler) Sample(_ context.Context, now time.Time) ([]Measurement
 	var out []Measurement
 	if !p.lastAt.IsZero() && now.After(p.lastAt) {
 		cores := (cpu - p.lastCPU).Seconds() / now.Sub(p.lastAt).Seconds()
-		out = append(out, Measurement{Component: "generator", Metric: "cpu", Unit: "cores", Value: cores})
+		out = append(out, Measurement{Component: "generator", Metric: "cpu", Unit: "cores", Value: cores, Limit: float64(runtime.GOMAXPROCS(0))})
 	}
 	p.lastAt, p.lastCPU = now, cpu
 	if rss, err := residentBytes(); err == nil {
-		out = append(out, Measurement{Component: "generator", Metric: "memory", Unit: "bytes", Value: float64(rss)})
+		out = append(out, Measurement{Component: "generator", Metric: "memory", Unit: "bytes", Value: float64(rss), Limit: float64(memoryLimit())})
+	}
+	if n := openFiles(); n >= 0 {
+		out = append(out, Measurement{Component: "generator", Metric: "files", Unit: "count", Value: float64(n), Limit: float64(fileLimit())})
 	}
 	return out, nil
-}
-
-// processCPU returns the user plus system CPU time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// residentBytes returns this process's resident set size from /proc.
-func residentBytes() (int64, error) {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0, err
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0, errors.New("unexpected /proc/self/statm")
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize()), err
 }

@@ -17,10 +17,13 @@ const (
 	Pass Verdict = "pass"
 	// Fail: at least one check was violated.
 	Fail Verdict = "fail"
-	// Invalid: the generator was the bottleneck (it missed its schedule or
-	// ran out of CPU), so the step says nothing about the target.
+	// Invalid: the step says nothing about the target: the generator was
+	// the bottleneck (it missed its schedule, ran out of CPU, memory or
+	// descriptors, or queued requests inside itself), or a check had too
+	// little data to judge.
 	Invalid Verdict = "invalid"
-	// Incomplete: the run was interrupted before the step's hold ended.
+	// Incomplete: the run was interrupted before the step's hold ended, or
+	// (for a whole result) it had not finished when the result was written.
 	Incomplete Verdict = "incomplete"
 )
 
@@ -51,6 +54,13 @@ type StepResult struct {
 	Verdict Verdict `json:"verdict"`
 	// Violations lists every check the step broke.
 	Violations []string `json:"violations,omitempty"`
+	// Unjudged lists the checks the step measured too little to judge
+	// (see ErrInsufficientData); any makes the step invalid.
+	Unjudged []string `json:"unjudged,omitempty"`
+	// Saturated lists the sampled resources that ran at or near their
+	// limit during the hold, such as "relay memory: max 8.0 MiB of 8.0 MiB
+	// (100%)": where a failing step's ceiling likely was.
+	Saturated []string `json:"saturated,omitempty"`
 }
 
 // Kind returns the result of the named kind, or nil.
@@ -88,8 +98,20 @@ type SelfCheckResult struct {
 	// Unfinished counts requests of the hold still unanswered when the step
 	// stopped waiting for them; they are counted as timeouts.
 	Unfinished int64 `json:"unfinished"`
-	// Reasons says why the step is invalid; empty when the generator was
-	// healthy.
+	// QueuedP99 and QueuedMax are the 99th percentile and the maximum of
+	// how long requests waited inside the generator before they could be
+	// sent (Response.Queued), such as for a connection of a client's pool.
+	QueuedP99 time.Duration `json:"queued_p99"`
+	QueuedMax time.Duration `json:"queued_max"`
+	// Memory and Files are the most resident memory (bytes) and open file
+	// descriptors the generator held during the hold, with their limits
+	// (0 when unknown).
+	Memory      int64 `json:"memory,omitempty"`
+	MemoryLimit int64 `json:"memory_limit,omitempty"`
+	Files       int64 `json:"files,omitempty"`
+	FileLimit   int64 `json:"file_limit,omitempty"`
+	// Reasons says why the generator, not the target, was the bottleneck;
+	// empty when the generator was healthy.
 	Reasons []string `json:"reasons,omitempty"`
 }
 
@@ -101,6 +123,24 @@ type SeriesSummary struct {
 	Mean      float64 `json:"mean"`
 	Max       float64 `json:"max"`
 	Samples   int     `json:"samples"`
+	// Limit is the series' bound in Unit, 0 when it has none.
+	Limit float64 `json:"limit,omitempty"`
+}
+
+// Resource returns the summary of the series component/metric, or nil.
+func (s *StepResult) Resource(component, metric string) *SeriesSummary {
+	for i := range s.Resources {
+		if r := &s.Resources[i]; r.Component == component && r.Metric == metric {
+			return r
+		}
+	}
+	return nil
+}
+
+// invalidReasons returns why the step is invalid: the generator's reasons
+// and the checks it could not judge.
+func (s *StepResult) invalidReasons() []string {
+	return append(append([]string(nil), s.Self.Reasons...), s.Unjudged...)
 }
 
 // Latencies are a kind's latency percentiles.
@@ -201,7 +241,7 @@ func (k *KindResult) histogram() *hdrhistogram.Histogram {
 func newKindResult(name string, ks *kindStats) *KindResult {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	k := &KindResult{Kind: name, Outcomes: map[Outcome]int64{}, Bytes: ks.bytes, hist: ks.h.Clone(), Observed: !ks.requests && ks.h.TotalCount()+ks.counts[Dropped] > 0}
+	k := &KindResult{Kind: name, Outcomes: map[Outcome]int64{}, Bytes: ks.bytes, hist: ks.h.Clone(), Observed: ks.observed || (!ks.requests && ks.h.TotalCount()+ks.counts[Dropped] > 0)}
 	for o, c := range ks.counts {
 		if c > 0 {
 			k.Outcomes[Outcome(o)] = c

@@ -2,28 +2,46 @@ package loadtest
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+// update is -loadtest.update, registered only in test binaries.
+var update = func() *bool {
+	if testing.Testing() {
+		return flag.Bool("loadtest.update", false, "rewrite the baselines in testdata/golden from this run (LOADTEST_BASELINE_RUNS runs, default 3)")
+	}
+	return new(bool)
+}()
+
+// DefaultBaselineRuns is how many runs -loadtest.update measures a
+// baseline's spread from, unless LOADTEST_BASELINE_RUNS says otherwise.
+const DefaultBaselineRuns = 3
 
 // Test runs s as part of the test t and returns its result, never nil. It
 // is what a TestLoad_* function calls:
 //
 //   - the run logs progress to t.Logf and stops cleanly before the test's
 //     deadline or on an interrupt (SIGINT, SIGTERM), keeping what it measured;
-//   - the result is written to testdata/results/<Test>/<sub>.json and .md,
-//     also when the run failed or was interrupted (then marked partial);
-//   - it is compared with testdata/golden/<Test>/<sub>.json when the
-//     environment class matches; -loadtest.update rewrites that baseline;
+//   - the result is written to testdata/results/<Test>/<sub>.json and .md:
+//     first as an incomplete stub (so an older result never passes for this
+//     run's), then after every step, and at the end — also when the run
+//     failed or was interrupted;
+//   - it is compared with testdata/golden/<Test>/<sub>.json; with
+//     -loadtest.update the scenario runs LOADTEST_BASELINE_RUNS times
+//     (default 3) and the baseline is rewritten from their spread;
 //   - a malformed scenario or an unwritable result fails the test at once.
 //
-// Checks and regressions are left to the caller, who decides:
+// The verdict is the caller's to act on, in one place:
 //
 //	res := loadtest.Test(t, s)
-//	if err := res.Err(); err != nil { t.Error(err) }
-//	if err := res.Regressions(); err != nil { t.Error(err) }
+//	if err := res.Err(); err != nil { t.Error(err) } // breaches, invalid steps, regressions
 func Test(t testing.TB, s Scenario) *Result {
 	t.Helper()
 	if s.Name == "" {
@@ -38,6 +56,12 @@ func Test(t testing.TB, s Scenario) *Result {
 	resultPath, goldenPath, err := Paths(t.Name())
 	if err != nil {
 		t.Fatal(err)
+	}
+	runs := 1
+	if *update {
+		if runs, err = baselineRuns(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, k := range sortedKeys(s.Params) {
 		if tt, ok := t.(interface{ Attr(string, string) }); ok {
@@ -58,21 +82,48 @@ func Test(t testing.TB, s Scenario) *Result {
 		}
 	}
 
-	res, runErr := Run(ctx, s)
-	if res == nil { // only a malformed scenario, caught above
-		t.Fatal(runErr)
-	}
-	res.Provenance = provenance()
-
-	switch {
-	case *update && (res.Partial || len(res.Invalid()) > 0):
-		t.Logf("baseline %s not updated: the run is %s", goldenPath, res.Verdict)
-	case *update:
-		if err := NewBaseline(res, Tolerances{}).WriteFile(goldenPath); err != nil {
-			t.Errorf("baseline: %v", err)
-		} else {
-			t.Logf("baseline %s updated (capacity %g)", goldenPath, res.Capacity)
+	write := func(res *Result) error {
+		res.Short = testing.Short()
+		if err := res.WriteFile(resultPath); err != nil {
+			return fmt.Errorf("write result: %w", err)
 		}
+		if err := writeAtomic(strings.TrimSuffix(resultPath, ".json")+".md", []byte(res.Markdown())); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		return nil
+	}
+	if err := write(stub(s)); err != nil {
+		t.Fatal(err)
+	}
+	onStep := s.OnStep
+	s.OnStep = func(res *Result) {
+		if onStep != nil {
+			onStep(res)
+		}
+		if err := write(res); err != nil {
+			t.Error(err)
+		}
+	}
+
+	var all []*Result
+	var res *Result
+	for i := range runs {
+		if runs > 1 {
+			t.Logf("baseline run %d of %d", i+1, runs)
+		}
+		var runErr error
+		res, runErr = Run(ctx, s)
+		if res == nil { // only a malformed scenario, caught above
+			t.Fatal(runErr)
+		}
+		res.Short = testing.Short()
+		all = append(all, res)
+		if res.Partial || len(res.Invalid()) > 0 {
+			break
+		}
+	}
+	if *update {
+		updateBaseline(t, goldenPath, all)
 	}
 	cmp, err := CompareWithBaseline(res, goldenPath)
 	if err != nil {
@@ -85,23 +136,68 @@ func Test(t testing.TB, s Scenario) *Result {
 		case cmp.Skipped != "":
 			t.Logf("baseline comparison skipped: %s", cmp.Skipped)
 		}
-	}
-
-	if err := res.WriteFile(resultPath); err != nil {
-		t.Fatalf("write result: %v", err)
-	}
-	if err := writeAtomic(strings.TrimSuffix(resultPath, ".json")+".md", []byte(res.Markdown())); err != nil {
-		t.Fatalf("write report: %v", err)
-	}
-	rel := resultPath
-	if root, err := ModuleRoot(); err == nil {
-		if r, err := filepath.Rel(root, resultPath); err == nil {
-			rel = r
+		for _, n := range cmp.NotCompared {
+			t.Logf("baseline: not compared: %s", n)
 		}
 	}
-	t.Logf("%s: capacity %g, %s; result in %s", res.Scenario, res.Capacity, res.Verdict, rel)
-	if runErr != nil {
-		t.Errorf("run interrupted (%v); the partial result is in %s", runErr, rel)
+	if err := write(res); err != nil {
+		t.Fatal(err)
 	}
+	t.Logf("%s: capacity %g, %s; result in %s", res.Scenario, res.Capacity, res.Verdict, relToModule(resultPath))
 	return res
+}
+
+// stub is the result written before a run starts: incomplete, so that a
+// run killed before its first step leaves no older result behind its name.
+func stub(s Scenario) *Result {
+	return &Result{
+		Schema: SchemaVersion, Scenario: s.Name, Model: s.Workload.model(), Plan: describePlan(s.Plan),
+		Params: s.Params, Seed: s.Seed, Start: time.Now(), End: time.Now(), Provenance: provenance(),
+		Environment: s.Target.fingerprint(), Verdict: Incomplete, Partial: true,
+		Conclusion: "the run had not finished its first step when this was written; a run that stops here was killed",
+	}
+}
+
+// updateBaseline rewrites the baseline at path from the runs, unless one of
+// them cannot vouch for the target.
+func updateBaseline(t testing.TB, path string, runs []*Result) {
+	t.Helper()
+	for i, r := range runs {
+		if r.Partial || len(r.Invalid()) > 0 {
+			t.Logf("baseline %s not updated: run %d is %s", path, i+1, r.Verdict)
+			return
+		}
+	}
+	b, err := NewBaseline(Tolerances{}, runs...)
+	if err == nil {
+		err = b.WriteFile(path)
+	}
+	if err != nil {
+		t.Errorf("baseline: %v", err)
+		return
+	}
+	t.Logf("baseline %s updated from %d run(s): capacity %g–%g", relToModule(path), len(runs), b.Capacity.Min, b.Capacity.Max)
+}
+
+// baselineRuns reads LOADTEST_BASELINE_RUNS.
+func baselineRuns() (int, error) {
+	v := os.Getenv("LOADTEST_BASELINE_RUNS")
+	if v == "" {
+		return DefaultBaselineRuns, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 50 {
+		return 0, fmt.Errorf("LOADTEST_BASELINE_RUNS=%q: give the number of runs a baseline is measured from, 1 to 50", v)
+	}
+	return n, nil
+}
+
+// relToModule returns path relative to the module root when it is inside.
+func relToModule(path string) string {
+	if root, err := ModuleRoot(); err == nil {
+		if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
+	return path
 }

@@ -28,6 +28,14 @@ type Users struct {
 	Behavior func(u *User)
 	// Timeout, when > 0, is a deadline on each request's context.
 	Timeout time.Duration
+	// Limiters are the generator's bounds the users' requests wait on,
+	// such as the shared HTTP client; the scenario is refused before it
+	// starts when one is smaller than the plan's top level needs.
+	Limiters []Limiter
+	// InFlightPerUser is the most requests one user holds in flight at
+	// once through the Limiters (held streams on their own connections
+	// excluded); default 1.
+	InFlightPerUser int
 }
 
 // KindNames implements Workload.
@@ -44,6 +52,9 @@ func (w *Users) Validate() error {
 	}
 	if w.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("workload: Users.Timeout is %v; give a duration >= 0", w.Timeout))
+	}
+	if w.InFlightPerUser < 0 {
+		errs = append(errs, fmt.Errorf("workload: Users.InFlightPerUser is %d; give a positive number or 0 for the default 1", w.InFlightPerUser))
 	}
 	return errors.Join(errs...)
 }
@@ -110,6 +121,16 @@ func (u *User) Record(kind string, latency time.Duration, r Response) {
 	if u.ctx.Err() == nil {
 		u.d.env.rec.Record(kind, latency, r)
 	}
+}
+
+// Begin starts a pending observation of kind for this user, such as an
+// event its stream must deliver; see [Recorder.Begin]. A user that is
+// stopping gets a Pending that records nothing.
+func (u *User) Begin(kind string) *Pending {
+	if u.ctx.Err() != nil {
+		return &Pending{}
+	}
+	return u.d.env.rec.Begin(kind)
 }
 
 // Sleep waits d (a think time) and reports whether the user should go on:

@@ -184,3 +184,36 @@ func TestUsersSameSeedSameRun(t *testing.T) {
 	assert.Equal(t, once(5), once(5))
 	assert.NotEqual(t, once(5), once(6))
 }
+
+// A pending observation belongs to the step in which it began, even when it
+// ends after the hold; the step waits for it, and one never ended is a
+// timeout. An abandoned one is not recorded.
+func TestPendingObservationsBelongToTheirStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := run(t, loadtest.Scenario{
+			Workload: &loadtest.Users{Kinds: []string{"get", "delivery"}, Behavior: func(u *loadtest.User) {
+				if !u.Sleep(9 * time.Second) { // 1 s before the end of the 10 s hold
+					return
+				}
+				late, never, left := u.Begin("delivery"), u.Begin("delivery"), u.Begin("delivery")
+				_ = never
+				left.Abandon()
+				u.Go(func(ctx context.Context) {
+					time.Sleep(3 * time.Second) // ends 2 s after the hold
+					late.End(loadtest.Response{Outcome: loadtest.OK})
+				})
+				u.Sleep(time.Hour)
+			}},
+			Plan:  loadtest.Ladder{Steps: []loadtest.Step{{Level: 4, Hold: 10 * time.Second}}},
+			Drain: 5 * time.Second,
+		})
+		d := res.Steps[0].Kind("delivery")
+		require.NotNil(t, d)
+		assert.True(t, d.Observed, "an observation, not a request")
+		assert.Equal(t, int64(4), d.Outcomes[loadtest.OK], "ended after the hold, recorded in its step")
+		assert.Equal(t, 3*time.Second, d.Latency.P50.Round(time.Millisecond))
+		assert.Equal(t, int64(4), d.Outcomes[loadtest.Timeout], "never ended: a timeout after the drain")
+		assert.Equal(t, int64(8), d.Total(), "abandoned ones are not recorded")
+		assert.Zero(t, res.Steps[0].Self.Unfinished, "observations are not the generator's requests")
+	})
+}

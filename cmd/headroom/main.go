@@ -5,8 +5,11 @@
 //	headroom compare BASE.json NEW.json     list regressions of NEW against BASE
 //	headroom history [DIR|FILE...]          capacity over time, one line per run
 //	headroom plot    -o OUT.svg RESULT.json latency and throughput per step as SVG
-//	headroom baseline -o GOLDEN.json RESULT.json  a baseline from a result
+//	headroom baseline -o GOLDEN.json RESULT.json...  a baseline from results
 //	headroom run     -url URL [flags]       drive a step ladder against URL
+//
+// Exit status: 0 pass, 1 breach or regression, 2 usage (or a target that
+// does not answer), 3 invalid or inconclusive.
 //
 // Results are written by `go test -tags load ./loadtest/...` under
 // testdata/results/.
@@ -18,6 +21,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/headroom-dev/headroom/loadtest"
 )
 
 var commands = map[string]func(args []string, stdout io.Writer) error{
@@ -33,39 +38,92 @@ const usage = `usage: headroom <command> [flags] [args]
 
 commands:
   render  RESULT.json             print the Markdown capacity report of a result
-  compare BASE.json NEW.json      compare NEW with BASE as a baseline; exit 1 on a regression
+  compare BASE.json NEW.json      compare NEW with BASE (a result or a baseline); exit 1 on a regression
   history [DIR|FILE...]           capacity and verdict of every result, oldest first (default testdata/results)
   plot    -o OUT.svg RESULT.json  plot latency percentiles and throughput per step
-  baseline -o GOLDEN.json RESULT.json  make a baseline from a result (e.g. promote a nightly run)
+  baseline -o GOLDEN.json RESULT.json...  make a baseline from one or more results of one scenario (their spread is kept)
   run     -url URL [flags]        drive an open-model step ladder against URL (loopback only unless -allow-remote)
+  help                            print this help
+
+exit status:
+  0  pass: the SLOs held, no regression
+  1  an SLO breach, nothing succeeded, or a regression
+  2  usage: bad flags or arguments, an unreadable or mismatched file, a target that does not answer
+  3  invalid or incomplete: the generator was the bottleneck, a check had too little data, the run was interrupted
 
 Run 'headroom <command> -h' for a command's flags.
 `
 
-func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+// Exit statuses.
+const (
+	exitPass    = 0
+	exitFail    = 1
+	exitUsage   = 2
+	exitInvalid = 3
+)
+
+// exitError carries a command's exit status; its message, if any, is
+// printed on stderr.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
 	}
-	cmd, ok := commands[os.Args[1]]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "headroom: unknown command %q\n\n%s", os.Args[1], usage)
-		os.Exit(2)
-	}
-	if err := cmd(os.Args[2:], os.Stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
-		}
-		var r regressed
-		if errors.As(err, &r) {
-			os.Exit(1)
-		}
-		fmt.Fprintf(os.Stderr, "headroom %s: %v\n", os.Args[1], err)
-		os.Exit(2)
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// verdictError maps a result's verdict to an exit status: 1 for a breach or
+// a regression, 3 for an invalid or incomplete run, nil for a pass.
+func verdictError(res *loadtest.Result) error {
+	err := res.Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, loadtest.ErrBreach) || errors.Is(err, loadtest.ErrRegression):
+		return &exitError{exitFail, err}
+	default:
+		return &exitError{exitInvalid, err}
 	}
 }
 
-// regressed is returned by compare when it found regressions (exit 1).
-type regressed struct{ n int }
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-func (r regressed) Error() string { return fmt.Sprintf("%d regression(s)", r.n) }
+// run runs the command in args and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) < 1 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitPass
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "headroom: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	err := cmd(args[1:], stdout)
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitPass
+	case errors.Is(err, flag.ErrHelp):
+		return exitPass
+	case errors.As(err, &ee):
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "headroom %s: %v\n", args[0], ee.err)
+		}
+		return ee.code
+	default:
+		fmt.Fprintf(stderr, "headroom %s: %v\n", args[0], err)
+		return exitUsage
+	}
+}

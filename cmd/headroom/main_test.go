@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,8 +23,8 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "a.json")
 	var stdout bytes.Buffer
-	require.NoError(t, runCmd([]string{"-url", srv.URL, "-rates", "20,40", "-ramp", "0s", "-hold", "1s", "-o", out}, &stdout))
-	assert.Contains(t, stdout.String(), "**pass** — capacity **40 arrivals/s**")
+	require.NoError(t, runCmd([]string{"-url", srv.URL, "-rates", "120,240", "-ramp", "0s", "-hold", "1s", "-o", out}, &stdout))
+	assert.Contains(t, stdout.String(), "**pass** — capacity **240 arrivals/s**")
 	res, err := loadtest.ReadResult(out)
 	require.NoError(t, err)
 	assert.Len(t, res.Steps, 2)
@@ -37,13 +39,13 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 	assert.Contains(t, stdout.String(), "no regression")
 
 	// A copy whose capacity halved is a regression: exit status 1.
-	res.Capacity = 20
+	res.Capacity = 120
 	worse := filepath.Join(dir, "b.json")
 	require.NoError(t, res.WriteFile(worse))
 	stdout.Reset()
-	err = compare([]string{out, worse}, &stdout)
-	assert.ErrorAs(t, err, new(regressed))
-	assert.Contains(t, stdout.String(), "capacity dropped from 40 to 20")
+	var stderr bytes.Buffer
+	assert.Equal(t, exitFail, run([]string{"compare", out, worse}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "capacity dropped to 120, below the 240–240")
 
 	stdout.Reset()
 	require.NoError(t, history([]string{dir}, &stdout))
@@ -51,11 +53,14 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 
 	gold := filepath.Join(dir, "golden", "a.json")
 	stdout.Reset()
-	require.NoError(t, baseline([]string{"-o", gold, out}, &stdout))
+	require.NoError(t, baseline([]string{"-o", gold, out, out}, &stdout))
 	b, err := loadtest.ReadBaseline(gold)
 	require.NoError(t, err)
-	assert.Equal(t, 40.0, b.Capacity)
+	assert.Equal(t, loadtest.Range{Min: 240, Max: 240}, b.Capacity)
+	assert.Equal(t, 2, b.Runs)
 	assert.Len(t, b.Steps, 2)
+	// A baseline file compares as BASE too.
+	assert.Equal(t, exitFail, run([]string{"compare", gold, worse}, &stdout, &stderr))
 
 	svg := filepath.Join(dir, "a.svg")
 	require.NoError(t, plot([]string{"-o", svg, out}, &stdout))
@@ -74,4 +79,70 @@ func TestRunRefusesRemoteTargets(t *testing.T) {
 	assert.ErrorContains(t, runCmd([]string{"-url", "ftp://x"}, &bytes.Buffer{}), "not an absolute http(s) URL")
 	assert.ErrorContains(t, runCmd(nil, &bytes.Buffer{}), "-url is required")
 	assert.ErrorContains(t, runCmd([]string{"-url", "http://127.0.0.1:1/", "-rates", "x"}, &bytes.Buffer{}), "-rates")
+}
+
+// compare refuses results that do not compare, with exit status 2.
+func TestCompareRefusesMismatchedResults(t *testing.T) {
+	dir := t.TempDir()
+	res := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "TestA", Plan: loadtest.PlanInfo{Kind: "ladder", Steps: []loadtest.Step{{Level: 10, Hold: time.Second}}},
+		Environment: loadtest.Environment{CPUModel: "x", Cores: 2}, Capacity: 10, Verdict: loadtest.Pass}
+	write := func(name string, change func(r *loadtest.Result)) string {
+		r := *res
+		change(&r)
+		p := filepath.Join(dir, name)
+		require.NoError(t, r.WriteFile(p))
+		return p
+	}
+	base := write("base.json", func(*loadtest.Result) {})
+	for _, tc := range []struct {
+		name   string
+		change func(r *loadtest.Result)
+		want   string
+	}{
+		{"scenario", func(r *loadtest.Result) { r.Scenario = "TestB" }, `results of different scenarios do not compare`},
+		{"plan", func(r *loadtest.Result) { r.Plan.Steps = []loadtest.Step{{Level: 20, Hold: time.Second}} }, "ran different plans (ladder 10 vs ladder 20)"},
+		{"class", func(r *loadtest.Result) { r.Environment.Cores = 64 }, `different environment classes (cores: "2" ≠ "64")`},
+	} {
+		t.Run("case="+tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			assert.Equal(t, exitUsage, run([]string{"compare", base, write(tc.name+".json", tc.change)}, &stdout, &stderr))
+			assert.Contains(t, stderr.String(), tc.want)
+		})
+	}
+}
+
+// run exits 0 on a pass, 1 when the SLO fails (nothing succeeded), and 2
+// at once when nothing answers; help prints the exit statuses.
+func TestRunExitStatus(t *testing.T) {
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer ok.Close()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	defer failing.Close()
+	// A port where nothing listens: a closed listener's.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := "http://" + l.Addr().String() + "/"
+	l.Close()
+
+	args := []string{"-ramp", "0s", "-hold", "1s", "-rates", "150", "-url"}
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, exitPass, run(append([]string{"run"}, append(args, ok.URL)...), &stdout, &stderr), stderr.String())
+
+	stderr.Reset()
+	assert.Equal(t, exitFail, run(append([]string{"run"}, append(args, failing.URL)...), &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "no successful get during the hold")
+
+	stderr.Reset()
+	start := time.Now()
+	assert.Equal(t, exitUsage, run(append([]string{"run"}, append(args, dead)...), &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "nothing answers at "+dead)
+	assert.Contains(t, stderr.String(), "start the service or fix -url")
+	assert.Less(t, time.Since(start), 5*time.Second, "before any load")
+
+	for _, h := range []string{"help", "-h", "--help"} {
+		stdout.Reset()
+		assert.Equal(t, exitPass, run([]string{h}, &stdout, &stderr))
+		assert.Contains(t, stdout.String(), "3  invalid or incomplete")
+	}
+	assert.Equal(t, exitUsage, run([]string{"frobnicate"}, &stdout, &stderr))
 }

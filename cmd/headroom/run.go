@@ -48,7 +48,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	maxRate := fl.Float64("max", 10000, "knee: highest rate")
 	p95 := fl.Duration("p95", time.Second, "SLO: p95 latency bound")
 	p99 := fl.Duration("p99", 0, "SLO: p99 latency bound (0 for none)")
-	maxErr := fl.Float64("max-errors", 0.01, "SLO: bound on the 5xx and transport-error rates")
+	maxErr := fl.Float64("max-errors", 0.01, "SLO: bound on the failure rate (every outcome but ok: 4xx, 5xx, transport errors, timeouts, dropped arrivals)")
 	poisson := fl.Bool("poisson", false, "Poisson arrivals instead of constant spacing")
 	timeout := fl.Duration("timeout", 10*time.Second, "per-request timeout")
 	conns := fl.Int("conns", 0, "maximum connections (0 for the default)")
@@ -65,6 +65,20 @@ func runCmd(args []string, stdout io.Writer) error {
 	}
 	if err := checkLoopback(*target, *allowRemote); err != nil {
 		return err
+	}
+	var plan loadtest.Plan
+	if *knee {
+		plan = loadtest.Knee{Start: *start, Factor: *factor, Max: *maxRate, Ramp: *ramp, Hold: *hold}
+	} else {
+		var levels []float64
+		for _, f := range strings.Split(*rates, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return fmt.Errorf("-rates: %q is not a number; write e.g. -rates 50,100,200", f)
+			}
+			levels = append(levels, v)
+		}
+		plan = loadtest.Levels(*ramp, *hold, levels...)
 	}
 	opts := httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure}
 	if *caFile != "" {
@@ -87,27 +101,14 @@ func runCmd(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-
-	var plan loadtest.Plan
-	if *knee {
-		plan = loadtest.Knee{Start: *start, Factor: *factor, Max: *maxRate, Ramp: *ramp, Hold: *hold}
-	} else {
-		var levels []float64
-		for _, f := range strings.Split(*rates, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil {
-				return fmt.Errorf("-rates: %q is not a number; write e.g. -rates 50,100,200", f)
-			}
-			levels = append(levels, v)
-		}
-		plan = loadtest.Levels(*ramp, *hold, levels...)
+	if err := preflight(client, req, *target); err != nil {
+		return err
 	}
+
 	kind := strings.ToLower(*method)
 	checks := []loadtest.Check{
 		loadtest.LatencyBelow(kind, 95, *p95),
-		loadtest.RateBelow(kind, loadtest.HTTP5xx, *maxErr),
-		loadtest.RateBelow(kind, loadtest.TransportError, *maxErr),
-		loadtest.NoDropped(),
+		loadtest.FailuresBelow(kind, *maxErr),
 	}
 	if *p99 > 0 {
 		checks = append(checks, loadtest.LatencyBelow(kind, 99, *p99))
@@ -138,7 +139,21 @@ func runCmd(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprint(stdout, res.Markdown())
 	if err != nil {
-		return fmt.Errorf("interrupted: %w (partial result kept)", err)
+		return &exitError{exitInvalid, fmt.Errorf("interrupted: %w (partial result kept)", err)}
+	}
+	return verdictError(res)
+}
+
+// preflight sends one request and fails fast, before any load, when nothing
+// answers at the target: a refused or reset connection, a failed TLS
+// handshake, a timeout. Any HTTP answer, an error status included, passes.
+func preflight(c *httpc.Client, req *httpc.Request, target string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := c.Do(ctx, req)
+	switch r.Outcome {
+	case loadtest.TransportError, loadtest.Timeout, loadtest.ProtocolError:
+		return &exitError{exitUsage, fmt.Errorf("nothing answers at %s (%s: %v); start the service or fix -url", target, r.Outcome, r.Err)}
 	}
 	return nil
 }

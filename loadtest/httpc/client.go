@@ -79,7 +79,9 @@ func (c *Client) Func(r *Request) func(context.Context) loadtest.Response {
 // the per-request timeout; hitting it gives Timeout. A cancelled ctx is
 // noticed before sending and while waiting for a connection; a request
 // already on the wire runs until its deadline. Bytes counts the response
-// body in bytes (after chunked decoding).
+// body in bytes (after chunked decoding); Queued is how long the request
+// waited for a connection of the pool (lean engine only), which the run's
+// self-check holds against the generator, not the target.
 func (c *Client) Exchange(ctx context.Context, r *Request, call *Call) loadtest.Response {
 	if call != nil {
 		call.reset()
@@ -99,10 +101,14 @@ func (c *Client) Exchange(ctx context.Context, r *Request, call *Call) loadtest.
 		return ErrorResponse(err)
 	}
 	p := r.host
+	var queued time.Duration
 	for attempt := 0; ; attempt++ {
-		cn, err := p.acquire(ctx, deadline)
+		cn, waited, err := p.acquire(ctx, deadline)
+		queued += waited
 		if err != nil {
-			return ErrorResponse(err)
+			resp := ErrorResponse(err)
+			resp.Queued = queued
+			return resp
 		}
 		if err := cn.nc.SetDeadline(deadline); err != nil {
 			p.discard(cn)
@@ -117,8 +123,15 @@ func (c *Client) Exchange(ctx context.Context, r *Request, call *Call) loadtest.
 		if stale && attempt == 0 && r.replay {
 			continue
 		}
+		resp.Queued = queued
 		return resp
 	}
+}
+
+// Limit implements loadtest.Limiter: a workload's requests through the
+// client wait once MaxConnsPerHost are in flight to one host.
+func (c *Client) Limit() (int, string) {
+	return c.opts.MaxConnsPerHost, "the HTTP client (httpc.Options.MaxConnsPerHost)"
 }
 
 // Stats are counters of a client's lean-engine connections.

@@ -46,35 +46,41 @@ func newHostPool(c *Client, secure bool, addr, serverName string) *hostPool {
 }
 
 // acquire returns an idle connection or a newly dialled one, waiting for a
-// free slot until deadline or ctx ends.
-func (p *hostPool) acquire(ctx context.Context, deadline time.Time) (*conn, error) {
+// free slot until deadline or ctx ends. waited is how long it waited for
+// the pool (0 when a connection or a slot was free at once; a dial is not
+// waiting).
+func (p *hostPool) acquire(ctx context.Context, deadline time.Time) (cn *conn, waited time.Duration, err error) {
 	select {
 	case cn := <-p.idle:
-		return cn, nil
+		return cn, 0, nil
 	default:
 	}
 	select {
 	case cn := <-p.idle:
-		return cn, nil
+		return cn, 0, nil
 	case p.slots <- struct{}{}:
-		return p.dial(ctx, deadline)
+		cn, err := p.dial(ctx, deadline)
+		return cn, 0, err
 	default:
 	}
-	wait := time.Until(deadline)
+	start := time.Now()
+	wait := deadline.Sub(start)
 	if wait <= 0 {
-		return nil, errPoolTimeout
+		return nil, 0, errPoolTimeout
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case cn := <-p.idle:
-		return cn, nil
+		return cn, time.Since(start), nil
 	case p.slots <- struct{}{}:
-		return p.dial(ctx, deadline)
+		waited = time.Since(start)
+		cn, err := p.dial(ctx, deadline)
+		return cn, waited, err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, time.Since(start), ctx.Err()
 	case <-t.C:
-		return nil, errPoolTimeout
+		return nil, time.Since(start), errPoolTimeout
 	}
 }
 

@@ -29,7 +29,11 @@ const (
 //     a burst), then quiet minutes, about 90 s between calls on average;
 //   - 1% of users are bots that call continuously;
 //   - users periodically reconnect (initialize + tools/list) and re-list
-//     tools between calls; 5% of calls come with a dashboard page view.
+//     tools between calls; 5% of calls come with a dashboard page view;
+//   - every call the gateway completed (a tool error included) must be
+//     announced by one event on the user's stream within DeliveryTimeout:
+//     one sse.KindDelivery sample per call, OK with the wait when the
+//     event arrives, AppError when it has not (see sse.Stream.Expect).
 //
 // The upstream's latency, tool-error share and response sizes are the mock
 // upstream's to model. Zero fields take these defaults; Users returns the
@@ -63,6 +67,12 @@ type Gateway struct {
 	Dashboard float64
 	// NoStream leaves out the held notification stream.
 	NoStream bool
+	// DeliveryTimeout is how long a completed call's event may take to
+	// reach the user's stream before it is judged missing; zero means
+	// sse.DefaultDeliveryTimeout (10 s). A negative value disables the
+	// check: the stream would judge only at Close, after the user's
+	// context ended, when the user keeps no samples.
+	DeliveryTimeout time.Duration
 	// Arguments returns the arguments of a call; nil sends {"query": "…"}.
 	Arguments func(u *loadtest.User, tool string) any
 }
@@ -132,7 +142,10 @@ func (g *Gateway) Users() (*loadtest.Users, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &loadtest.Users{Kinds: g.Kinds(), Behavior: cfg.behave}, nil
+	// Each user holds at most one request in flight through the shared
+	// client (its stream has a connection of its own): the plan is checked
+	// against the client's pool before the run starts.
+	return &loadtest.Users{Kinds: g.Kinds(), Behavior: cfg.behave, Limiters: []loadtest.Limiter{g.HTTP}}, nil
 }
 
 // behave is one gateway user's life.
@@ -173,7 +186,9 @@ func (g Gateway) behave(u *loadtest.User) {
 
 	var stream *sse.Stream
 	if !g.NoStream {
-		group, err := sse.NewGroup(NotificationConfig(g.HTTP, g.URL, u))
+		scfg := NotificationConfig(g.HTTP, g.URL, u)
+		scfg.DeliveryTimeout = g.DeliveryTimeout
+		group, err := sse.NewGroup(scfg)
 		if err != nil {
 			u.Record(sse.KindConnect, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
 			return
@@ -207,9 +222,11 @@ func (g Gateway) behave(u *loadtest.User) {
 		args := g.Arguments(u, tool)
 		r := u.Do(KindCallTool, func(ctx context.Context) loadtest.Response { _, r := c.CallTool(ctx, tool, args); return r })
 		// Every call the gateway completed, a tool error included, is one
-		// event on the user's stream.
+		// event on the user's stream, judged while the user lives (its
+		// samples land in the step's window). A call the user's departure
+		// cut short was not recorded, so nothing is expected of it.
 		var te *ToolError
-		if stream != nil && (r.Outcome == loadtest.OK || errors.As(r.Err, &te)) {
+		if stream != nil && u.Context().Err() == nil && (r.Outcome == loadtest.OK || errors.As(r.Err, &te)) {
 			stream.Expect(1)
 		}
 		if dashboard != nil && u.Rand.Float64() < g.Dashboard {

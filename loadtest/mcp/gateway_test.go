@@ -1,9 +1,14 @@
 package mcp_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,8 +87,157 @@ func TestGatewayWorkloadAgainstTheRelay(t *testing.T) {
 	fanout := s.Kind(sse.DefaultFanoutKind)
 	assert.InDelta(t, calls.Outcomes[loadtest.OK]+calls.Outcomes[loadtest.AppError], fanout.Total(), float64(calls.Total())/5+3,
 		"about one event per call on the users' streams")
-	assert.Zero(t, s.Kind(sse.KindDelivery).Total(), "no stream missed an event")
+	delivery := s.Kind(sse.KindDelivery)
+	require.NotNil(t, delivery, "one delivery sample per completed call")
+	assert.Zero(t, delivery.Outcomes[loadtest.AppError], "no stream missed an event: %v", delivery.Errors)
+	assert.Positive(t, delivery.Outcomes[loadtest.OK])
 	stats, err := (&mockupstream.Client{BaseURL: up.URL}).Stats(t.Context())
 	require.NoError(t, err)
 	assert.Positive(t, stats.Served, "load reached the upstream")
+}
+
+// announcer is a relay-like MCP gateway reduced to what the gateway
+// workload needs: initialize, tools/list (one tool), tools/call (always a
+// result) and each user's notification stream, on which it announces every
+// completed call before answering it, as the relay does — unless drop is
+// set, when the calls complete but their events are lost.
+type announcer struct {
+	drop bool
+
+	mu      sync.Mutex
+	streams map[string]map[chan struct{}]bool // by bearer token
+}
+
+func (a *announcer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if r.Method == http.MethodGet {
+		a.stream(w, r, token)
+		return
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, "bad json", http.StatusBadRequest)
+		return
+	}
+	reply := func(v any) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": v})
+	}
+	switch req.Method {
+	case "initialize":
+		w.Header().Set(mcp.SessionHeader, "session-"+token)
+		reply(map[string]any{"protocolVersion": mcp.DefaultProtocolVersion})
+	case "notifications/initialized":
+		w.WriteHeader(http.StatusAccepted)
+	case "tools/list":
+		reply(map[string]any{"tools": []map[string]any{{"name": "up__echo", "inputSchema": map[string]any{"type": "object"}}}})
+	case "tools/call":
+		if !a.drop {
+			a.mu.Lock()
+			for ch := range a.streams[token] {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			}
+			a.mu.Unlock()
+		}
+		reply(map[string]any{"content": []map[string]string{{"type": "text", "text": "ok"}}})
+	default:
+		http.Error(w, "unknown method", http.StatusBadRequest)
+	}
+}
+
+func (a *announcer) stream(w http.ResponseWriter, r *http.Request, token string) {
+	ch := make(chan struct{}, 64)
+	a.mu.Lock()
+	if a.streams == nil {
+		a.streams = map[string]map[chan struct{}]bool{}
+	}
+	if a.streams[token] == nil {
+		a.streams[token] = map[chan struct{}]bool{}
+	}
+	a.streams[token][ch] = true
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.streams[token], ch)
+		a.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	_, _ = fmt.Fprint(w, ": keepalive\n\n")
+	_ = rc.Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ch:
+			_, _ = fmt.Fprintf(w, "event: call\ndata: {\"written_at\":%q}\n\n", time.Now().UTC().Format(time.RFC3339Nano))
+			_ = rc.Flush()
+		}
+	}
+}
+
+// TestGatewayWorkload_StreamDelivery runs the gateway workload through the
+// core against a gateway that announces every call, and one that completes
+// calls but loses their events: the check "every completed call reaches its
+// user's stream" passes on the first and fails on the second, with the
+// missing events as AppError delivery samples inside the step's hold.
+func TestGatewayWorkload_StreamDelivery(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("drop=%t", drop), func(t *testing.T) {
+			srv := httptest.NewServer(&announcer{drop: drop})
+			t.Cleanup(srv.Close)
+			hc, err := httpc.New(httpc.Options{Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			t.Cleanup(hc.Close)
+			fast, err := dist.CalibratedBursts(50*time.Millisecond, 200*time.Millisecond, 3, 300*time.Millisecond)
+			require.NoError(t, err)
+			g := &mcp.Gateway{
+				URL: srv.URL + "/mcp", HTTP: hc,
+				Token:           func(i int) string { return fmt.Sprintf("user-%d", i) },
+				Gaps:            fast,
+				BotShare:        -1,
+				Reconnect:       -1,
+				DeliveryTimeout: 500 * time.Millisecond,
+			}
+			users, err := g.Users()
+			require.NoError(t, err)
+			delivered := loadtest.RateBelow(sse.KindDelivery, loadtest.AppError, 0.01)
+			res, err := loadtest.Run(t.Context(), loadtest.Scenario{
+				Workload:  users,
+				Plan:      loadtest.Ladder{Steps: []loadtest.Step{{Level: 4, Ramp: 200 * time.Millisecond, Hold: 2 * time.Second}}},
+				Checks:    []loadtest.Check{delivered},
+				SelfCheck: loadtest.SelfCheck{MaxCPU: -1},
+				Drain:     time.Second,
+			})
+			require.NoError(t, err)
+			s := res.Steps[0]
+			calls := s.Kind(mcp.KindCallTool)
+			require.NotNil(t, calls)
+			require.Greater(t, calls.Outcomes[loadtest.OK], int64(10), "users called tools")
+			d := s.Kind(sse.KindDelivery)
+			require.NotNil(t, d)
+			t.Logf("tools/call %v; %s %v %v; violations %q", calls.Outcomes, sse.KindDelivery, d.Outcomes, d.Latency, s.Violations)
+			require.Positive(t, d.Total(), "delivery samples inside the step")
+			if !drop {
+				assert.Empty(t, s.Violations)
+				assert.Zero(t, d.Outcomes[loadtest.AppError], "%v", d.Errors)
+				assert.InDelta(t, calls.Outcomes[loadtest.OK], d.Outcomes[loadtest.OK], float64(calls.Total())/4+3,
+					"about one OK delivery sample per completed call")
+				return
+			}
+			assert.Zero(t, d.Outcomes[loadtest.OK])
+			assert.GreaterOrEqual(t, d.Outcomes[loadtest.AppError], calls.Outcomes[loadtest.OK]/2,
+				"about one AppError delivery sample per completed call")
+			require.NotEmpty(t, d.Errors)
+			assert.Contains(t, d.Errors[0], "has not arrived; stream connected")
+			require.NotEmpty(t, s.Violations, "the delivery check fails")
+			assert.Contains(t, strings.Join(s.Violations, "\n"), sse.KindDelivery)
+		})
+	}
 }

@@ -31,9 +31,13 @@ const (
 	// stream (oversize event, non-numeric retry, invalid UTF-8, a wrong
 	// content type), with an excerpt in Err.
 	KindMalformed = "sse_malformed"
-	// KindDelivery is one sample per stream with expectations, at Close:
-	// OK when every expected event arrived, AppError naming the missing
-	// ones otherwise.
+	// KindDelivery is one sample per expected event (Stream.Expect,
+	// Stream.ExpectID), recorded as soon as its fate is known: OK when the
+	// event arrives, with the time from the expectation to its receipt (0
+	// when it came first); AppError when it has not arrived within
+	// Config.DeliveryTimeout, with the time waited and an Err naming what
+	// is missing. An expected event still within the timeout when its
+	// stream stops records nothing.
 	KindDelivery = "sse_delivery"
 )
 
@@ -48,6 +52,11 @@ const (
 	DefaultMinBackoff = 100 * time.Millisecond
 	// DefaultMaxBackoff caps the wait before reconnecting.
 	DefaultMaxBackoff = 5 * time.Second
+	// DefaultDeliveryTimeout is how long an expected event may take to
+	// arrive before it is judged missing: well above a healthy target's
+	// fan-out delay (milliseconds to a few seconds under load), well
+	// inside a step's hold.
+	DefaultDeliveryTimeout = 10 * time.Second
 	// DefaultClockName describes the default clocks of fan-out samples.
 	DefaultClockName = "receipt: generator wall clock (time.Now); written: the target's written_at (same host clock on one machine)"
 )
@@ -102,6 +111,12 @@ type Config struct {
 	// ClockName describes the clocks fan-out uses, for the result. Empty
 	// means DefaultClockName.
 	ClockName string
+	// DeliveryTimeout is how long an expected event (Stream.Expect,
+	// ExpectID) may take to arrive; once it has passed, the event is
+	// judged missing at once, an AppError KindDelivery sample, while the
+	// stream goes on. Zero means DefaultDeliveryTimeout; a negative value
+	// disables the deadline, and Close judges whatever is still missing.
+	DeliveryTimeout time.Duration
 	// TrackIDs remembers the ids of events received so that ExpectID also
 	// matches events that arrived before they were expected. It costs
 	// memory per event received.
@@ -168,6 +183,9 @@ func (c Config) withDefaults() (Config, target, error) {
 	}
 	if c.MaxBackoff < c.MinBackoff {
 		c.MaxBackoff = c.MinBackoff
+	}
+	if c.DeliveryTimeout == 0 {
+		c.DeliveryTimeout = DefaultDeliveryTimeout
 	}
 	if c.FanoutKind == "" {
 		c.FanoutKind = DefaultFanoutKind

@@ -15,7 +15,15 @@
 // response head), KindFirstEvent (dial to first event), Config.FanoutKind
 // (default "fanout"), KindStream (one per connection that ended: how long
 // it was held and how it ended), KindHealth (a keepalive missed), and
-// KindDelivery (expected events missing at Close). A malformed stream or an
-// oversize event is a loadtest.ProtocolError sample under KindStream with
-// an excerpt in Err; it never panics.
+// KindDelivery (one per expected event). A malformed stream or an oversize
+// event is a loadtest.ProtocolError sample under KindStream with an excerpt
+// in Err; it never panics.
+//
+// Delivery: Stream.Expect and Stream.ExpectID register events the target
+// must deliver on the stream, such as one per completed call. Each is
+// judged while the stream is held, so its sample lands in the measurement
+// window open then: OK with the wait when the event arrives, AppError when
+// it has not arrived within Config.DeliveryTimeout (default 10 s). A
+// *loadtest.User as Sink keeps samples only while the user runs; an event
+// still within the timeout when the stream stops is not judged.
 package sse

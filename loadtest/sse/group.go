@@ -42,22 +42,15 @@ func (g *Group) Open(ctx context.Context, header ...httpc.Header) *Stream {
 	return s
 }
 
-// Stats returns the group's counters now; Missing is summed over streams
-// as of now.
+// Stats returns the group's counters now, summed over its streams.
 func (g *Group) Stats() Stats {
 	st := g.c.snapshot()
-	st.Missing = 0
-	g.mu.Lock()
-	for _, s := range g.streams {
-		st.Missing += s.missing()
-	}
-	g.mu.Unlock()
 	st.Clock = g.cfg.ClockName
 	return st
 }
 
-// Close stops every stream, records their delivery samples and returns the
-// group's final counters.
+// Close stops every stream (see Stream.Close for the delivery samples it
+// records) and returns the group's final counters.
 func (g *Group) Close() Stats {
 	g.mu.Lock()
 	streams := append([]*Stream(nil), g.streams...)

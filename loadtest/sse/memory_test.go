@@ -79,19 +79,26 @@ func sourceAddrs(first, k int) []netip.Addr {
 }
 
 // holdLean opens n streams with package sse and measures them once every
-// stream has its first event.
-func holdLean(tb testing.TB, addr string, n int) held {
+// stream has its first event. With expect > 0, each stream then expects
+// that many events: the first is met by the event received, the rest stay
+// pending with the stream's delivery timer armed, as after a user's call.
+func holdLean(tb testing.TB, addr string, n, expect int) held {
+	streams := make([]*sse.Stream, 0, n)
 	before := measure(tb)
 	g, err := sse.NewGroup(sse.Config{
 		URL:               "http://" + addr + "/events",
 		Dialer:            &httpc.Dialer{LocalAddrs: sourceAddrs(2, 4)},
 		KeepaliveInterval: time.Minute, // health deadlines armed, as in a run
 		ConnectTimeout:    30 * time.Second,
+		DeliveryTimeout:   10 * time.Minute, // nothing falls due while measuring
 	})
 	require.NoError(tb, err)
 	defer g.Close()
 	ctx := context.Background()
-	waitFor(tb, n, func(opened int) { g.Open(ctx) }, func() int64 { return g.Stats().Events })
+	waitFor(tb, n, func(opened int) { streams = append(streams, g.Open(ctx)) }, func() int64 { return g.Stats().Events })
+	for _, s := range streams {
+		s.Expect(expect)
+	}
 	after := measure(tb)
 	require.Equal(tb, int64(n), g.Stats().Connected)
 	return perStream(before, after, n)
@@ -169,20 +176,36 @@ func perStream(before, after memPoint, n int) held {
 	}
 }
 
-// TestHeldStreamMemory holds 1,000 idle streams to a server in another
-// process and checks the generator's cost per stream stays within 16 KiB of
-// heap plus stack.
+// TestHeldStreamMemory holds 1,000 streams to a server in another process,
+// idle or with a pending expectation (delivery timer armed), and checks
+// the generator's cost per stream stays within 16 KiB of heap plus stack.
+// To compare the states, run one at a time (-run
+// 'TestHeldStreamMemory/state=idle'): the second subtest reuses the stacks
+// the first freed and reads low.
 func TestHeldStreamMemory(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes memory use")
 	}
 	raiseFileLimit(t)
 	addr := startServerProcess(t)
-	h := holdLean(t, addr, 1000)
-	t.Logf("lean: %.1f KiB heap + %.1f KiB stack = %.1f KiB per stream; RSS %.1f KiB; %.2f goroutines",
-		h.heapKiB, h.stackKiB, h.totalKiB(), h.rssKiB, h.goroutines)
-	assert.LessOrEqual(t, h.totalKiB(), 16.0, "KiB of heap and stack per held stream")
-	assert.InDelta(t, 1.0, h.goroutines, 0.05, "one goroutine per stream")
+	tests := []struct {
+		state  string
+		expect int
+	}{
+		// Connected, one event received, nothing expected.
+		{"idle", 0},
+		// One expected event met, one pending: a user just after a call.
+		{"expecting", 2},
+	}
+	for _, tt := range tests {
+		t.Run("state="+tt.state, func(t *testing.T) {
+			h := holdLean(t, addr, 1000, tt.expect)
+			t.Logf("lean: %.2f KiB heap + %.2f KiB stack = %.2f KiB per stream; RSS %.1f KiB; %.2f goroutines",
+				h.heapKiB, h.stackKiB, h.totalKiB(), h.rssKiB, h.goroutines)
+			assert.LessOrEqual(t, h.totalKiB(), 16.0, "KiB of heap and stack per held stream")
+			assert.InDelta(t, 1.0, h.goroutines, 0.05, "one goroutine per stream")
+		})
+	}
 }
 
 // BenchmarkHeldStreams holds HEADROOM_SSE_STREAMS (default 10,000) idle
@@ -204,7 +227,7 @@ func BenchmarkHeldStreams(b *testing.B) {
 			var h held
 			for range b.N {
 				if client == "lean" {
-					h = holdLean(b, addr, n)
+					h = holdLean(b, addr, n, 0)
 				} else {
 					h = holdNetHTTP(b, addr, n)
 				}

@@ -36,11 +36,19 @@ type Stats struct {
 	// receipt (recorded as zero delay): the clocks disagree.
 	ClockSkew int64
 	// Expected is the number of events expected (Expect counts plus
-	// ExpectID ids).
+	// ExpectID calls). Expected = Delivered + Missing.
 	Expected int64
-	// Missing is the number of expected events not received (counted at
-	// Close, or now by Stats).
+	// Delivered is the number of expected events that arrived, each an OK
+	// KindDelivery sample (an event is credited to one expectation only).
+	Delivered int64
+	// Missing is the number of expected events not delivered, now: those
+	// Overdue plus those still pending, including any still within
+	// DeliveryTimeout when the stream stopped (never judged).
 	Missing int64
+	// Overdue is the number of expected events judged missing, each an
+	// AppError KindDelivery sample: not delivered within
+	// Config.DeliveryTimeout or, with the deadline disabled, by Close.
+	Overdue int64
 	// Clock describes the clocks of the fan-out samples.
 	Clock string
 }
@@ -49,10 +57,14 @@ type Stats struct {
 type counters struct {
 	streams, connected, connects, connectErrors, drops, reconnects atomic.Int64
 	events, comments, unhealthy, unhealthyNow, protocolErrors      atomic.Int64
-	fanout, skew, expected, missing                                atomic.Int64
+	fanout, skew, expected, delivered, overdue                     atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
+	// Delivered before Expected: an expectation is counted expected before
+	// it is counted delivered, so Missing is never negative.
+	delivered := c.delivered.Load()
+	expected := c.expected.Load()
 	return Stats{
 		Streams:        c.streams.Load(),
 		Connected:      c.connected.Load(),
@@ -67,7 +79,9 @@ func (c *counters) snapshot() Stats {
 		ProtocolErrors: c.protocolErrors.Load(),
 		FanoutSamples:  c.fanout.Load(),
 		ClockSkew:      c.skew.Load(),
-		Expected:       c.expected.Load(),
-		Missing:        c.missing.Load(),
+		Expected:       expected,
+		Delivered:      delivered,
+		Missing:        expected - delivered,
+		Overdue:        c.overdue.Load(),
 	}
 }

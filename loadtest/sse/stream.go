@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"os"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -43,11 +41,10 @@ type Stream struct {
 	everConn  bool
 
 	mu       sync.Mutex
-	lastID   []byte // copy of the parser's last event ID for other goroutines
-	expectN  int64
-	wantIDs  map[string]struct{}
-	seenIDs  map[string]struct{}
-	finished bool
+	lastID   []byte    // copy of the parser's last event ID for other goroutines
+	dl       *delivery // expectations; nil until the first (see delivery.go)
+	left     bool      // the stream stopped: expectations are no longer judged
+	finished bool      // Close was called
 }
 
 func newStream(g *Group, header []httpc.Header) *Stream {
@@ -81,26 +78,27 @@ func (s *Stream) start(ctx context.Context) {
 	go s.run(ctx)
 }
 
-// Close stops the stream, waits for its goroutine, records its delivery
-// sample (when anything was expected) and returns its counters.
+// Close stops the stream, waits for its goroutine and returns its
+// counters. Expected events already overdue are judged (AppError delivery
+// samples); those still within Config.DeliveryTimeout are not, since the
+// user left before they were due, but Stats.Missing counts them. With the
+// deadline disabled (DeliveryTimeout < 0), Close judges every expected
+// event still missing.
 func (s *Stream) Close() Stats {
 	s.cancel()
 	<-s.done
+	s.leave()
 	s.mu.Lock()
 	first := !s.finished
 	s.finished = true
+	var missed []miss
+	if first && s.g.cfg.DeliveryTimeout < 0 {
+		missed = s.judgeLocked(s.g.cfg.Now(), true)
+	}
 	s.mu.Unlock()
 	if first {
 		s.stop()
-		if exp, miss, sample := s.delivery(); exp > 0 {
-			s.c.missing.Store(miss)
-			s.g.c.missing.Add(miss)
-			r := loadtest.Response{Outcome: loadtest.OK}
-			if miss > 0 {
-				r = loadtest.Response{Outcome: loadtest.AppError, Err: fmt.Errorf("sse: missed %d of %d expected events%s", miss, exp, sample)}
-			}
-			s.record(KindDelivery, 0, r)
-		}
+		s.recordMissed(missed)
 	}
 	return s.Stats()
 }
@@ -111,7 +109,6 @@ func (s *Stream) Done() <-chan struct{} { return s.done }
 // Stats returns the stream's counters now.
 func (s *Stream) Stats() Stats {
 	st := s.c.snapshot()
-	st.Missing = s.missing()
 	st.Clock = s.g.cfg.ClockName
 	return st
 }
@@ -122,61 +119,6 @@ func (s *Stream) LastEventID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return string(s.lastID)
-}
-
-// Expect adds n to the number of events this stream must deliver, such as
-// one per tool call whose completion the target announces on the stream.
-// Events that arrived before the call count too.
-func (s *Stream) Expect(n int) {
-	s.mu.Lock()
-	s.expectN += int64(n)
-	s.mu.Unlock()
-	s.c.expected.Add(int64(n))
-	s.g.c.expected.Add(int64(n))
-}
-
-// ExpectID registers an event id this stream must deliver. It matches an
-// event received after the call, or before it when Config.TrackIDs is set.
-func (s *Stream) ExpectID(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.c.expected.Add(1)
-	s.g.c.expected.Add(1)
-	if _, ok := s.seenIDs[id]; ok {
-		return
-	}
-	if s.wantIDs == nil {
-		s.wantIDs = map[string]struct{}{}
-	}
-	s.wantIDs[id] = struct{}{}
-}
-
-// missing returns the expected events not received so far.
-func (s *Stream) missing() int64 {
-	_, m, _ := s.delivery()
-	return m
-}
-
-func (s *Stream) delivery() (expected, missing int64, sample string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	expected = s.c.expected.Load()
-	if n := s.expectN - s.c.events.Load(); n > 0 {
-		missing = n
-	}
-	missing += int64(len(s.wantIDs))
-	if len(s.wantIDs) > 0 {
-		ids := make([]string, 0, len(s.wantIDs))
-		for id := range s.wantIDs {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		if len(ids) > 10 {
-			ids = append(ids[:10], "…")
-		}
-		sample = fmt.Sprintf(" (ids %v)", ids)
-	}
-	return expected, missing, sample
 }
 
 func (s *Stream) record(kind string, d time.Duration, r loadtest.Response) {
@@ -206,7 +148,12 @@ func (s *Stream) setConn(ctx context.Context, c net.Conn) bool {
 
 func (s *Stream) run(ctx context.Context) {
 	defer close(s.done)
-	defer func() { s.buf = nil }()
+	defer func() {
+		s.buf = nil
+		if ctx.Err() != nil {
+			s.leave() // the user left: judge nothing that was not yet due
+		}
+	}()
 	cfg := &s.g.cfg
 	failures := 0
 	for ctx.Err() == nil {
@@ -497,7 +444,6 @@ func (h *handler) Event(ev Event) {
 	s := (*Stream)(h)
 	cfg := &s.g.cfg
 	now := s.readAt
-	s.c.events.Add(1)
 	s.g.c.events.Add(1)
 	if !s.gotFirst {
 		s.gotFirst = true
@@ -515,19 +461,11 @@ func (h *handler) Event(ev Event) {
 		s.record(cfg.FanoutKind, d, loadtest.Response{Outcome: loadtest.OK, Bytes: int64(len(ev.Data))})
 	}
 	s.mu.Lock()
+	s.c.events.Add(1) // under mu: before the first expectation, events are credit
 	s.lastID = append(s.lastID[:0], ev.ID...)
-	if len(ev.ID) > 0 && (s.wantIDs != nil || cfg.TrackIDs) {
-		id := string(ev.ID)
-		if _, ok := s.wantIDs[id]; ok {
-			delete(s.wantIDs, id)
-		} else if cfg.TrackIDs {
-			if s.seenIDs == nil {
-				s.seenIDs = map[string]struct{}{}
-			}
-			s.seenIDs[id] = struct{}{}
-		}
-	}
+	lat, met := s.arrivedLocked(ev.ID, now)
 	s.mu.Unlock()
+	s.recordDelivered(lat, met)
 	if cfg.OnEvent != nil {
 		cfg.OnEvent(s, ev, now)
 	}
