@@ -27,10 +27,24 @@ type Target struct {
 	Components []Component `json:"components,omitempty"`
 }
 
+// The kinds of Component.
+const (
+	// KindTarget is the service under test.
+	KindTarget = "target"
+	// KindDatabase is the database the target uses.
+	KindDatabase = "database"
+	// KindUpstream is a service the target calls, such as the mock upstream.
+	KindUpstream = "upstream"
+	// KindProxy is the proxy in front of the target, such as Caddy.
+	KindProxy = "proxy"
+)
+
 // Component is one part of the stack under test.
 type Component struct {
-	// Name is the component's role: "relay", "postgres", "caddy".
+	// Name is the component's name: "relay", "postgres", "caddy".
 	Name string `json:"name"`
+	// Kind is its role: KindTarget, KindDatabase, KindUpstream, KindProxy.
+	Kind string `json:"kind,omitempty"`
 	// Version is the component's version, when known.
 	Version string `json:"version,omitempty"`
 	// Image is the container image, and Digest its content digest.
