@@ -7,6 +7,7 @@
 //	headroom plot    -o OUT.svg RESULT.json latency and throughput per step as SVG
 //	headroom baseline -o GOLDEN.json RESULT.json...  a baseline from results
 //	headroom run     -url URL [flags]       drive a step ladder against URL
+//	headroom ab      -run TEST [flags]      compare two builds by interleaved trials
 //
 // Exit status: 0 pass, 1 breach or regression, 2 usage (or a target that
 // does not answer), 3 invalid or inconclusive.
@@ -32,6 +33,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"plot":     plot,
 	"baseline": baseline,
 	"run":      runCmd,
+	"ab":       abCmd,
 }
 
 const usage = `usage: headroom <command> [flags] [args]
@@ -43,13 +45,16 @@ commands:
   plot    -o OUT.svg RESULT.json  plot latency percentiles and throughput per step
   baseline -o GOLDEN.json RESULT.json...  make a baseline from one or more results of one scenario (their spread is kept)
   run     -url URL [flags]        drive an open-model step ladder against URL (loopback only unless -allow-remote)
+  ab      -run TEST [flags]       compare two builds with interleaved trials: same, different or inconclusive (-bisect for git bisect run)
   help                            print this help
 
 exit status:
   0  pass: the SLOs held, no regression
   1  an SLO breach, nothing succeeded, or a regression
   2  usage: bad flags or arguments, an unreadable or mismatched file, a target that does not answer
-  3  invalid or incomplete: the generator was the bottleneck, a check had too little data, the run was interrupted
+  3  invalid, incomplete or inconclusive: the generator was the bottleneck, a check had too little data,
+     the run was interrupted, an A/B comparison could not decide
+  (ab -bisect: 0 good, 1 bad, 125 skip, 128 abort, as git bisect run expects)
 
 Run 'headroom <command> -h' for a command's flags.
 `

@@ -142,7 +142,7 @@ func TestRunExitStatus(t *testing.T) {
 	for _, h := range []string{"help", "-h", "--help"} {
 		stdout.Reset()
 		assert.Equal(t, exitPass, run([]string{h}, &stdout, &stderr))
-		assert.Contains(t, stdout.String(), "3  invalid or incomplete")
+		assert.Contains(t, stdout.String(), "3  invalid, incomplete or inconclusive")
 	}
 	assert.Equal(t, exitUsage, run([]string{"frobnicate"}, &stdout, &stderr))
 }

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/ab"
+)
+
+// Exit statuses `git bisect run` understands, for ab -bisect.
+const (
+	bisectGood  = 0
+	bisectBad   = 1
+	bisectSkip  = 125
+	bisectAbort = 128
+)
+
+// envFlags collects repeated -base-env/-head-env K=V flags.
+type envFlags []string
+
+func (e *envFlags) String() string { return strings.Join(*e, " ") }
+func (e *envFlags) Set(s string) error {
+	if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
+		return fmt.Errorf("%q: write it as NAME=value", s)
+	}
+	*e = append(*e, s)
+	return nil
+}
+
+const abUsage = `usage: headroom ab -run REGEXP [flags]
+
+Compares two builds of the system under test with interleaved trials on this
+machine: the scenario test runs -trials times for each arm, in blocks of one
+A and one B in random order, and each figure (throughput, failures, p95 per
+kind, CPU per success of every component) is judged same, different or
+inconclusive with a Mann-Whitney U test and the Hodges-Lehmann change with
+its interval. The verdict comes from the primary figures.
+
+Arm A builds the target from -base, arm B from -head: git refs of this
+repository, extracted with git archive, or "." for the working tree as it
+is. The scenario test itself (the harness) is built once, from -harness.
+Each trial's result and log are kept under -o.
+
+`
+
+func abCmd(args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("ab", flag.ContinueOnError)
+	fl.Usage = func() { fmt.Fprint(fl.Output(), abUsage); fl.PrintDefaults() }
+	run := fl.String("run", "", "the scenario test(s) to run, as go test -run takes it (required), e.g. 'TestLoad_Smoke/backend=local'")
+	base := fl.String("base", "HEAD", `arm A's build of the target: a git ref, or "." for the working tree`)
+	head := fl.String("head", ".", `arm B's build of the target: a git ref, or "." for the working tree`)
+	harness := fl.String("harness", ".", `where the scenario test is built from: a git ref, or "." for the working tree`)
+	pkg := fl.String("pkg", "./loadtest/scenarios", "the package of the scenario test, relative to the module root")
+	tags := fl.String("tags", "load", "build tags of the scenario test")
+	short := fl.Bool("short", false, "run the scenario at its -short size")
+	trials := fl.Int("trials", ab.DefaultTrials, "trials per arm (5 or more to be able to show a difference)")
+	seed := fl.Uint64("seed", 1, "seed of the trials' order")
+	timeout := fl.Duration("timeout", 30*time.Minute, "bound on one trial")
+	out := fl.String("o", "", "directory for the trials' results, logs and the report (default testdata/results/ab/<time>)")
+	summary := fl.String("summary", "", "append the Markdown report to this file too (e.g. $GITHUB_STEP_SUMMARY)")
+	bisect := fl.Bool("bisect", false, "exit as git bisect run expects: 0 no regression, 1 regressed, 125 inconclusive or unbuildable, 128 cannot run")
+	var baseEnv, headEnv envFlags
+	fl.Var(&baseEnv, "base-env", "NAME=value set in arm A's trials (repeatable); LOADTEST_TARGET_ENV_<NAME> reaches the target itself")
+	fl.Var(&headEnv, "head-env", "NAME=value set in arm B's trials (repeatable)")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	fail := func(code int, err error) error {
+		if *bisect && code != exitFail {
+			code = bisectAbort
+		}
+		return &exitError{code, err}
+	}
+	if *run == "" || fl.NArg() > 0 {
+		return fail(exitUsage, errors.New("give -run and flags only, e.g. headroom ab -run 'TestLoad_Smoke/backend=local' -base main -short"))
+	}
+	if _, err := regexp.Compile(*run); err != nil {
+		return fail(exitUsage, fmt.Errorf("-run %q: %v", *run, err))
+	}
+	if *trials < 2 {
+		return fail(exitUsage, fmt.Errorf("-trials %d: give at least 2 per arm (5 or more to be able to show a difference)", *trials))
+	}
+
+	ctx := loadtest.Interrupted()
+	mod, err := moduleDir()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	work, err := os.MkdirTemp("", "headroom-ab-")
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	defer os.RemoveAll(work)
+	if *out == "" {
+		*out = filepath.Join(mod, "testdata", "results", "ab", time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fail(exitUsage, err)
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+	sources := map[string]string{}
+	source := func(ref string) (string, error) {
+		if ref == "." {
+			return mod, nil
+		}
+		if dir, ok := sources[ref]; ok {
+			return dir, nil
+		}
+		dir, err := extractRef(ctx, mod, ref, filepath.Join(work, fmt.Sprintf("src-%d", len(sources))))
+		if err == nil {
+			logf("ab: %s extracted to %s", ref, dir)
+			sources[ref] = dir
+		}
+		return dir, err
+	}
+	armSrc := [2]string{}
+	for arm, ref := range []string{*base, *head} {
+		if armSrc[arm], err = source(ref); err != nil {
+			return fail(exitUsage, fmt.Errorf("arm %s (%s): %w", ab.Arm(arm), ref, err))
+		}
+	}
+	harnessSrc, err := source(*harness)
+	if err != nil {
+		return fail(exitUsage, fmt.Errorf("-harness %s: %w", *harness, err))
+	}
+	bin := filepath.Join(work, "harness.test")
+	logf("ab: building the scenario test %s (tags %q) from %s", *pkg, *tags, *harness)
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-tags", *tags, "-o", bin, *pkg)
+	build.Dir = harnessSrc
+	if b, err := build.CombinedOutput(); err != nil {
+		code := exitUsage
+		if *bisect {
+			code = bisectSkip // this commit's test does not build
+		}
+		return &exitError{code, fmt.Errorf("the scenario test does not build: %v\n%s", err, b)}
+	}
+	pkgDir := filepath.Join(harnessSrc, *pkg)
+	noGolden := filepath.Join(work, "no-golden")
+
+	trial := func(ctx context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
+		dir := filepath.Join(*out, fmt.Sprintf("%s%d", arm, i+1))
+		args := []string{"-test.run", *run, "-test.count=1", "-test.v", "-test.timeout", timeout.String()}
+		if *short {
+			args = append(args, "-test.short")
+		}
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Dir = pkgDir
+		cmd.Env = append(os.Environ(),
+			"LOADTEST_RESULTS_DIR="+filepath.Join(dir, "results"),
+			"LOADTEST_GOLDEN_DIR="+noGolden,
+			"LOADTEST_TARGET_SOURCE="+armSrc[arm],
+			"HEADROOM_AB_ARM="+arm.String())
+		cmd.Env = append(cmd.Env, [2]envFlags{baseEnv, headEnv}[arm]...)
+		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+		cmd.WaitDelay = time.Minute
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		logFile, err := os.Create(filepath.Join(dir, "test.log"))
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		runErr := cmd.Run()
+		logFile.Close()
+		rs, err := readResults(filepath.Join(dir, "results"))
+		if err != nil {
+			return nil, err
+		}
+		if len(rs) == 0 {
+			tail, _ := os.ReadFile(filepath.Join(dir, "test.log"))
+			return nil, fmt.Errorf("no result written (%v); last lines of %s:\n%s", runErr, filepath.Join(dir, "test.log"), lastLines(string(tail), 8))
+		}
+		return rs, nil
+	}
+	reports, err := ab.Run(ctx, ab.Config{Trials: *trials, Seed: *seed, Logf: logf}, trial)
+	if err != nil {
+		return &exitError{exitInvalid, fmt.Errorf("interrupted: %w (the trials so far are in %s)", err, *out)}
+	}
+
+	var md strings.Builder
+	fmt.Fprintf(&md, "# A/B: %s\n\nA = %s%s, B = %s%s; harness %s; %d trials per arm, seed %d; trials in `%s`.\n\n",
+		*run, *base, envNote(baseEnv), *head, envNote(headEnv), *harness, *trials, *seed, *out)
+	for _, r := range reports {
+		md.WriteString(r.Markdown())
+		md.WriteString("\n")
+	}
+	verdict := ab.Worst(reports)
+	fmt.Fprintf(&md, "**Verdict: %s.**\n", verdict)
+	fmt.Fprint(stdout, md.String())
+	if err := os.WriteFile(filepath.Join(*out, "ab.md"), []byte(md.String()), 0o644); err != nil {
+		return fail(exitUsage, err)
+	}
+	if b, err := json.MarshalIndent(reports, "", "  "); err == nil {
+		os.WriteFile(filepath.Join(*out, "ab.json"), append(b, '\n'), 0o644)
+	}
+	if *summary != "" {
+		f, err := os.OpenFile(*summary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.WriteString(md.String())
+			f.Close()
+		}
+	}
+
+	baseless := true
+	for _, r := range reports {
+		baseless = baseless && r.Trials[ab.A] == 0
+	}
+	switch {
+	case *bisect && baseless:
+		return &exitError{bisectAbort, fmt.Errorf("arm A (%s) gave no valid result: the good build cannot be measured", *base)}
+	case verdict == ab.Regressed:
+		return &exitError{exitFail, nil}
+	case verdict == ab.Undecided && *bisect:
+		return &exitError{bisectSkip, nil}
+	case verdict == ab.Undecided:
+		return &exitError{exitInvalid, nil}
+	}
+	return nil
+}
+
+func envNote(env envFlags) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return " (" + env.String() + ")"
+}
+
+// moduleDir returns the main module's root directory.
+func moduleDir() (string, error) {
+	b, err := exec.Command("go", "env", "GOMOD").Output()
+	gomod := strings.TrimSpace(string(b))
+	if err != nil || gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside a Go module: run headroom ab from your module, where the scenario test lives")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// extractRef writes the tree of ref (git archive) into dst and returns the
+// directory in it that corresponds to the module directory mod.
+func extractRef(ctx context.Context, mod, ref, dst string) (string, error) {
+	top, err := exec.Command("git", "-C", mod, "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return "", fmt.Errorf("not in a git repository (%v): give \".\" instead of a ref", err)
+	}
+	repo := strings.TrimSpace(string(top))
+	rel, err := filepath.Rel(repo, mod)
+	if err != nil {
+		return "", err
+	}
+	if err := exec.Command("git", "-C", repo, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Run(); err != nil {
+		return "", fmt.Errorf("%q is not a commit of %s", ref, repo)
+	}
+	cmd := exec.CommandContext(ctx, "git", "-C", repo, "archive", "--format=tar", ref)
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	xerr := untar(pipe, dst)
+	io.Copy(io.Discard, pipe)
+	if err := cmd.Wait(); err != nil {
+		return "", fmt.Errorf("git archive %s: %v %s", ref, err, stderr.String())
+	}
+	if xerr != nil {
+		return "", xerr
+	}
+	return filepath.Join(dst, rel), nil
+}
+
+// untar extracts a tar stream of regular files, directories and symlinks
+// into dst, refusing paths that leave it.
+func untar(r io.Reader, dst string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.Join(dst, filepath.FromSlash(h.Name))
+		if !strings.HasPrefix(name, filepath.Clean(dst)+string(filepath.Separator)) && name != filepath.Clean(dst) {
+			return fmt.Errorf("archive entry %q leaves the directory", h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(name, 0o755)
+		case tar.TypeSymlink:
+			err = os.Symlink(h.Linkname, name)
+		case tar.TypeReg:
+			if err = os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				return err
+			}
+			var f *os.File
+			if f, err = os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fs.FileMode(h.Mode)&0o777|0o600); err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readResults reads every result under dir.
+func readResults(dir string) ([]*loadtest.Result, error) {
+	var out []*loadtest.Result
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return filepath.SkipAll
+		}
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		res, err := loadtest.ReadResult(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, res)
+		return nil
+	})
+	return out, err
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "    " + strings.Join(lines, "\n    ")
+}
