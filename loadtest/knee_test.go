@@ -32,7 +32,7 @@ func (q *queue) do(ctx context.Context) loadtest.Response {
 	if q.nextFree.After(start) {
 		start = q.nextFree
 	}
-	if start.Sub(time.Now()) > time.Second {
+	if time.Until(start) > time.Second {
 		q.mu.Unlock()
 		return loadtest.Response{Outcome: loadtest.HTTP5xx}
 	}
