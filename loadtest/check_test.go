@@ -88,7 +88,7 @@ func TestChecksFailForTheRightReason(t *testing.T) {
 			loadtest.FailuresBelow("get", 0.05, loadtest.AppError), level, loadtest.Pass, ""},
 		// ...and counted when not excluded.
 		{"failures app errors", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(12, loadtest.AppError))}},
-			loadtest.FailuresBelow("get", 0.05), level, loadtest.Fail, "failures of get < 5%: measured 8.4%"},
+			loadtest.FailuresBelow("get", 0.05), level, loadtest.Fail, "failures of get < 5%: measured 8.4"},
 	} {
 		t.Run("case="+strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

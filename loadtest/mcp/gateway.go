@@ -222,9 +222,10 @@ func (g Gateway) behave(u *loadtest.User) {
 		args := g.Arguments(u, tool)
 		r := u.Do(KindCallTool, func(ctx context.Context) loadtest.Response { _, r := c.CallTool(ctx, tool, args); return r })
 		// Every call the gateway completed, a tool error included, is one
-		// event on the user's stream, judged while the user lives (its
-		// samples land in the step's window). A call the user's departure
-		// cut short was not recorded, so nothing is expected of it.
+		// event on the user's stream: a pending observation of the step
+		// the call was made in, judged within DeliveryTimeout. A call the
+		// user's departure cut short was not recorded, so nothing is
+		// expected of it.
 		var te *ToolError
 		if stream != nil && u.Context().Err() == nil && (r.Outcome == loadtest.OK || errors.As(r.Err, &te)) {
 			stream.Expect(1)

@@ -32,12 +32,15 @@ const (
 	// content type), with an excerpt in Err.
 	KindMalformed = "sse_malformed"
 	// KindDelivery is one sample per expected event (Stream.Expect,
-	// Stream.ExpectID), recorded as soon as its fate is known: OK when the
-	// event arrives, with the time from the expectation to its receipt (0
-	// when it came first); AppError when it has not arrived within
-	// Config.DeliveryTimeout, with the time waited and an Err naming what
-	// is missing. An expected event still within the timeout when its
-	// stream stops records nothing.
+	// Stream.ExpectID): OK when the event arrives, with the time from the
+	// expectation to its receipt (0 when it came first); AppError when it
+	// has not arrived within Config.DeliveryTimeout, with the time waited
+	// and an Err naming what is missing. Through a Sink that can begin
+	// observations (a *loadtest.Recorder or *loadtest.User), the sample
+	// belongs to the step in which the expectation was made, and the step
+	// waits for it; through another Sink it is recorded when its fate is
+	// known. An expected event still within the timeout when its stream
+	// stops records nothing.
 	KindDelivery = "sse_delivery"
 )
 
@@ -55,7 +58,7 @@ const (
 	// DefaultDeliveryTimeout is how long an expected event may take to
 	// arrive before it is judged missing: well above a healthy target's
 	// fan-out delay (milliseconds to a few seconds under load), well
-	// inside a step's hold.
+	// inside a scenario's default Drain (30 s).
 	DefaultDeliveryTimeout = 10 * time.Second
 	// DefaultClockName describes the default clocks of fan-out samples.
 	DefaultClockName = "receipt: generator wall clock (time.Now); written: the target's written_at (same host clock on one machine)"
@@ -97,7 +100,11 @@ type Config struct {
 	// DefaultMaxBackoff.
 	MaxBackoff time.Duration
 	// Sink receives the samples (see the Kind constants); nil records
-	// nothing, counters still count.
+	// nothing, counters still count. When it also has the method
+	// Begin(kind string) *loadtest.Pending, as *loadtest.Recorder and
+	// *loadtest.User do, each expected event is observed from the
+	// expectation on, so that its KindDelivery sample belongs to the step
+	// in which it was expected (see Stream.Expect).
 	Sink loadtest.Sink
 	// FanoutKind names fan-out delay samples. Empty means
 	// DefaultFanoutKind.
@@ -106,7 +113,11 @@ type Config struct {
 	// WrittenAtField("written_at"): a JSON string field with an RFC 3339
 	// time in the data.
 	WrittenAt func(ev Event) (time.Time, bool)
-	// Now is the clock that stamps receipt times. Nil means time.Now.
+	// Now is the clock that stamps receipt times and times expectations
+	// and their deadlines. Nil means time.Now. A KindDelivery sample
+	// recorded through a Sink's Begin takes its latency from the core's
+	// clock instead (time.Now from Begin to End), which is the same clock
+	// unless Now is replaced.
 	Now func() time.Time
 	// ClockName describes the clocks fan-out uses, for the result. Empty
 	// means DefaultClockName.
@@ -114,8 +125,11 @@ type Config struct {
 	// DeliveryTimeout is how long an expected event (Stream.Expect,
 	// ExpectID) may take to arrive; once it has passed, the event is
 	// judged missing at once, an AppError KindDelivery sample, while the
-	// stream goes on. Zero means DefaultDeliveryTimeout; a negative value
-	// disables the deadline, and Close judges whatever is still missing.
+	// stream goes on. Keep it within the scenario's Drain, which is how
+	// long a step waits for the events expected during its hold. Zero
+	// means DefaultDeliveryTimeout; a negative value disables the
+	// deadline, and Close judges whatever is still missing, recording it
+	// then (no step waits for an event without a deadline).
 	DeliveryTimeout time.Duration
 	// TrackIDs remembers the ids of events received so that ExpectID also
 	// matches events that arrived before they were expected. It costs

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,6 +52,16 @@ func TestDelivery_TimerOnlyWhilePending(t *testing.T) {
 		st := s.Stats()
 		assert.Equal(t, Stats{Expected: 4, Delivered: 3, Missing: 1, Overdue: 1, Events: 3, Clock: DefaultClockName}, st)
 	})
+}
+
+// A pending expectation costs no more than before observations were kept
+// (a time.Time and a count, 32 bytes): times on the group's clock make
+// room for the observation's pointer.
+func TestDelivery_ExpectationSize(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(countWant{}), uintptr(24))
+	assert.LessOrEqual(t, unsafe.Sizeof(idWant{}), uintptr(24))
+	assert.LessOrEqual(t, unsafe.Sizeof(idDue{}), uintptr(24))
+	assert.LessOrEqual(t, unsafe.Sizeof(delivery{}), uintptr(112), "the allocation's size class")
 }
 
 func TestFIFO(t *testing.T) {

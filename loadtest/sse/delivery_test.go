@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -332,5 +333,191 @@ func TestDelivery_GroupCounters(t *testing.T) {
 		assert.Equal(t, st.Missing, a.Stats().Missing+b.Stats().Missing)
 		g.Close()
 		assert.Len(t, rec.get(sse.KindDelivery), 3)
+	})
+}
+
+// recordOnly hides a Sink's Begin: samples are recorded when their fate is
+// known, as with any Sink that cannot begin observations.
+type recordOnly struct{ loadtest.Sink }
+
+// okCall is a tool call the target completes at once.
+func okCall(context.Context) loadtest.Response { return loadtest.Response{Outcome: loadtest.OK} }
+
+// caller is a Users behaviour: the user holds a stream with itself as Sink
+// (hidden behind recordOnly when observe is false) and calls every second
+// from 0.5 s, expecting one event per call, which the target announces
+// after delay, or never when delay is 0.
+func caller(observe bool, delay time.Duration) func(u *loadtest.User) {
+	return func(u *loadtest.User) {
+		events := make(chan string, 64)
+		var sink loadtest.Sink = u
+		if !observe {
+			sink = recordOnly{u}
+		}
+		g, err := sse.NewGroup(sse.Config{URL: "http://127.0.0.1:9/events", Dial: callTarget(events).dial, Sink: sink})
+		if err != nil {
+			panic(err)
+		}
+		s := g.Open(u.Context())
+		defer s.Close()
+		if !u.Sleep(500 * time.Millisecond) {
+			return
+		}
+		for {
+			u.Do("call", okCall)
+			s.Expect(1)
+			if delay > 0 {
+				u.Go(func(ctx context.Context) {
+					select {
+					case <-time.After(delay):
+						events <- callEvent
+					case <-ctx.Done():
+					}
+				})
+			}
+			if !u.Sleep(time.Second) {
+				return
+			}
+		}
+	}
+}
+
+// TestDelivery_SamplesBelongToTheStepOfTheirCall is the regression for
+// delivery samples judged after the hold: with holds (5 s) shorter than
+// DeliveryTimeout (10 s), each step's KindDelivery holds one sample per
+// call made during its hold — AppError when the target never announces the
+// call, OK when it announces it late, during the drain — and none of the
+// calls made in another step or between steps. Through a Sink that cannot
+// begin observations, samples fall in the window open when their fate is
+// known: those of the first step are lost or counted in the next.
+func TestDelivery_SamplesBelongToTheStepOfTheirCall(t *testing.T) {
+	const users = 2
+	tests := []struct {
+		sink    string        // "user", or "record-only" to hide its Begin
+		delay   time.Duration // from a call to its event; 0: never
+		want    [2]map[loadtest.Outcome]int64
+		latency time.Duration
+	}{
+		// Calls at 0.5…4.5 s, judged at 10.5…14.5 s, in the first step's
+		// drain; the second step's hold starts after them (14.75 s) and has
+		// its own five calls per user.
+		{"user", 0, [2]map[loadtest.Outcome]int64{{loadtest.AppError: 5 * users}, {loadtest.AppError: 5 * users}}, sse.DefaultDeliveryTimeout},
+		// Announced 7 s late: at 7.5…11.5 s, in the first step's drain.
+		{"user", 7 * time.Second, [2]map[loadtest.Outcome]int64{{loadtest.OK: 5 * users}, {loadtest.OK: 5 * users}}, 7 * time.Second},
+		// Before steps waited for delivery: the first step's misses fall
+		// between the steps (10.5…14.5 s, the second hold is 5.25…10.25 s).
+		{"record-only", 0, [2]map[loadtest.Outcome]int64{{}, {}}, 0},
+		// The first step's late events (7.5, 8.5, 9.5 s) count in the second.
+		{"record-only", 7 * time.Second, [2]map[loadtest.Outcome]int64{{}, {loadtest.OK: 3 * users}}, 7 * time.Second},
+	}
+	for _, tt := range tests {
+		target := "silent"
+		if tt.delay > 0 {
+			target = "late"
+		}
+		t.Run("sink="+tt.sink+"/target="+target, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				res, err := loadtest.Run(t.Context(), loadtest.Scenario{
+					Workload: &loadtest.Users{Kinds: []string{"call", sse.KindDelivery}, Behavior: caller(tt.sink == "user", tt.delay)},
+					Plan: loadtest.Ladder{Steps: []loadtest.Step{
+						{Level: users, Hold: 5 * time.Second},
+						{Level: users, Ramp: 250 * time.Millisecond, Hold: 5 * time.Second},
+					}},
+					Drain: 15 * time.Second,
+				})
+				require.NoError(t, err)
+				require.Len(t, res.Steps, 2)
+				for i, s := range res.Steps {
+					calls, d := s.Kind("call"), s.Kind(sse.KindDelivery)
+					require.NotNil(t, d)
+					assert.Equal(t, int64(5*users), calls.Total(), "step %d: calls during the hold", i)
+					assert.Equal(t, tt.want[i], d.Outcomes, "step %d", i)
+					if d.Total() == 0 {
+						continue
+					}
+					assert.True(t, d.Observed)
+					assert.InEpsilon(t, float64(tt.latency), float64(d.Latency.P50), 0.001, "step %d", i)
+					assert.InEpsilon(t, float64(tt.latency), float64(d.Latency.Max), 0.001, "step %d", i)
+					if tt.delay == 0 {
+						require.NotEmpty(t, d.Errors)
+						assert.Contains(t, d.Errors[0], "app_error: sse: an event expected 10s ago (at ")
+						assert.Contains(t, d.Errors[0], "has not arrived; stream connected")
+					}
+				}
+			})
+		})
+	}
+}
+
+// An expectation not yet due when its stream stops is abandoned: its step
+// neither records it nor waits for it. One already judged counts.
+func TestDelivery_StopAbandonsPendingObservation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		res, err := loadtest.Run(t.Context(), loadtest.Scenario{
+			Workload: &loadtest.Users{Kinds: []string{sse.KindDelivery}, Behavior: func(u *loadtest.User) {
+				g, err := sse.NewGroup(sse.Config{URL: "http://127.0.0.1:9/events", Dial: callTarget(nil).dial, Sink: u})
+				if err != nil {
+					panic(err)
+				}
+				s := g.Open(u.Context())
+				u.Sleep(500 * time.Millisecond)
+				s.Expect(1) // due at 10.5 s
+				u.Sleep(6 * time.Second)
+				s.Expect(1) // due at 16.5 s
+				u.Sleep(5 * time.Second)
+				s.Close() // at 11.5 s
+				u.Sleep(time.Hour)
+			}},
+			Plan:  loadtest.Ladder{Steps: []loadtest.Step{{Level: 3, Hold: 20 * time.Second}}},
+			Drain: 15 * time.Second,
+		})
+		require.NoError(t, err)
+		d := res.Steps[0].Kind(sse.KindDelivery)
+		require.NotNil(t, d)
+		assert.Equal(t, map[loadtest.Outcome]int64{loadtest.AppError: 3}, d.Outcomes, "the judged ones only; no timeouts")
+		assert.Less(t, time.Since(start), 21*time.Second, "the step did not wait for the abandoned ones")
+	})
+}
+
+// ExpectID observations: a repeated id is one observation per repetition,
+// all ended by its event; an id never sent and an Expect(3) never met are
+// judged missing with today's errors, in the step of their call.
+func TestDelivery_ExpectIDObservedInItsStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res, err := loadtest.Run(t.Context(), loadtest.Scenario{
+			Workload: &loadtest.Users{Kinds: []string{sse.KindDelivery}, Behavior: func(u *loadtest.User) {
+				events := make(chan string, 1)
+				g, err := sse.NewGroup(sse.Config{URL: "http://127.0.0.1:9/events", Dial: callTarget(events).dial, Sink: u})
+				if err != nil {
+					panic(err)
+				}
+				s := g.Open(u.Context())
+				defer s.Close()
+				u.Sleep(500 * time.Millisecond)
+				s.ExpectID("a")
+				s.ExpectID("b") // never sent
+				u.Sleep(time.Second)
+				s.ExpectID("a") // a repetition, 1 s later
+				s.Expect(3)     // never met: ids do not count
+				u.Sleep(6 * time.Second)
+				events <- "id: a\ndata: {}\n\n" // at 7.5 s, after the hold
+				u.Sleep(time.Hour)
+			}},
+			Plan:  loadtest.Ladder{Steps: []loadtest.Step{{Level: 1, Hold: 5 * time.Second}}},
+			Drain: 15 * time.Second,
+		})
+		require.NoError(t, err)
+		d := res.Steps[0].Kind(sse.KindDelivery)
+		require.NotNil(t, d)
+		assert.Equal(t, map[loadtest.Outcome]int64{loadtest.OK: 2, loadtest.AppError: 4}, d.Outcomes)
+		// "a" waited 7 s, its repetition 6 s (from its own call); the four
+		// misses 10 s each.
+		assert.InEpsilon(t, float64(7*time.Second+6*time.Second+4*sse.DefaultDeliveryTimeout)/6, float64(d.Latency.Mean), 0.001)
+		assert.InEpsilon(t, float64(sse.DefaultDeliveryTimeout), float64(d.Latency.Max), 0.001)
+		errs := strings.Join(d.Errors, "\n")
+		assert.Contains(t, errs, `event id "b" expected 10s ago`)
+		assert.Contains(t, errs, "3 events expected 10s ago (at ")
+		assert.Contains(t, errs, "have not arrived; stream connected, 2 delivered, 4 missing")
 	})
 }

@@ -21,9 +21,12 @@
 //
 // Delivery: Stream.Expect and Stream.ExpectID register events the target
 // must deliver on the stream, such as one per completed call. Each is
-// judged while the stream is held, so its sample lands in the measurement
-// window open then: OK with the wait when the event arrives, AppError when
-// it has not arrived within Config.DeliveryTimeout (default 10 s). A
-// *loadtest.User as Sink keeps samples only while the user runs; an event
-// still within the timeout when the stream stops is not judged.
+// judged while the stream is held: OK with the wait when the event
+// arrives, AppError when it has not arrived within Config.DeliveryTimeout
+// (default 10 s). With a *loadtest.User or *loadtest.Recorder as Sink,
+// its sample is attributed to the step in which the call was made (Expect
+// begins a loadtest.Pending), and the step waits for it during its drain,
+// so an expectation made near the end of a hold is judged in that step,
+// not lost or counted in the next. An event still within the timeout
+// when the stream stops (its user left) is not judged.
 package sse

@@ -3,6 +3,7 @@ package sse
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 )
@@ -10,9 +11,11 @@ import (
 // Group is a set of streams sharing one Config and one set of counters,
 // such as every modeled user's notification stream in a run.
 type Group struct {
-	cfg Config
-	tgt target
-	c   counters
+	cfg   Config
+	tgt   target
+	c     counters
+	begin beginner  // cfg.Sink, when it can begin observations; else nil
+	epoch time.Time // cfg.Now at NewGroup: the origin of the group's clock
 
 	mu      sync.Mutex
 	streams []*Stream
@@ -25,8 +28,19 @@ func NewGroup(cfg Config) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Group{cfg: c, tgt: t}, nil
+	g := &Group{cfg: c, tgt: t, epoch: c.Now()}
+	g.begin, _ = c.Sink.(beginner)
+	return g, nil
 }
+
+// now returns Config.Now on the group's clock: the time since its epoch.
+func (g *Group) now() time.Duration { return g.since(g.cfg.Now()) }
+
+// since returns t (by Config.Now) on the group's clock.
+func (g *Group) since(t time.Time) time.Duration { return t.Sub(g.epoch) }
+
+// wall returns the time at on the group's clock stands for.
+func (g *Group) wall(at time.Duration) time.Time { return g.epoch.Add(at) }
 
 // Open starts a stream that connects, holds and reconnects until ctx ends
 // or Close is called. header adds per-stream request headers (a user's

@@ -81,9 +81,9 @@ func (s *Stream) start(ctx context.Context) {
 // Close stops the stream, waits for its goroutine and returns its
 // counters. Expected events already overdue are judged (AppError delivery
 // samples); those still within Config.DeliveryTimeout are not, since the
-// user left before they were due, but Stats.Missing counts them. With the
-// deadline disabled (DeliveryTimeout < 0), Close judges every expected
-// event still missing.
+// user left before they were due (their pending observations are
+// abandoned), but Stats.Missing counts them. With the deadline disabled
+// (DeliveryTimeout < 0), Close judges every expected event still missing.
 func (s *Stream) Close() Stats {
 	s.cancel()
 	<-s.done
@@ -91,14 +91,16 @@ func (s *Stream) Close() Stats {
 	s.mu.Lock()
 	first := !s.finished
 	s.finished = true
-	var missed []miss
+	var missed []verdict
 	if first && s.g.cfg.DeliveryTimeout < 0 {
-		missed = s.judgeLocked(s.g.cfg.Now(), true)
+		missed = s.judgeLocked(s.g.now(), true)
 	}
 	s.mu.Unlock()
 	if first {
 		s.stop()
-		s.recordMissed(missed)
+		for _, v := range missed {
+			s.settle(v)
+		}
 	}
 	return s.Stats()
 }
@@ -463,9 +465,9 @@ func (h *handler) Event(ev Event) {
 	s.mu.Lock()
 	s.c.events.Add(1) // under mu: before the first expectation, events are credit
 	s.lastID = append(s.lastID[:0], ev.ID...)
-	lat, met := s.arrivedLocked(ev.ID, now)
+	v := s.arrivedLocked(ev.ID, now)
 	s.mu.Unlock()
-	s.recordDelivered(lat, met)
+	s.settle(v)
 	if cfg.OnEvent != nil {
 		cfg.OnEvent(s, ev, now)
 	}
