@@ -18,13 +18,20 @@ const (
 	// interval of its change beyond what matters.
 	Regressed Verdict = "regressed"
 	// Undecided: no primary figure is shown worse by what matters, but one
-	// points that way, or too few trials were valid: run more trials.
+	// points that way with some evidence (p < 0.05), or too few trials were
+	// valid: run more trials.
 	Undecided Verdict = "inconclusive"
 	// Improved: a primary figure is different and better, none worse.
 	Improved Verdict = "improved"
 	// Unchanged: no primary figure moved by what matters.
 	Unchanged Verdict = "unchanged"
 )
+
+// suspectP is the p-value below which an inconclusive figure whose change
+// points the worse way, beyond what matters, makes the verdict undecided:
+// some evidence, not enough for Alpha. Above it, the figure's estimate is
+// noise as far as these trials can tell.
+const suspectP = 0.05
 
 // severity orders verdicts from the best to the worst, for the overall
 // verdict of several reports.
@@ -137,7 +144,7 @@ func (r *Report) decide() (Verdict, string) {
 		switch {
 		case c.Worse(f.Direction) && f.surelyWorse():
 			worse = append(worse, f.describe())
-		case c.Worse(f.Direction) || (c.Answer == Inconclusive && f.pointsWorse()):
+		case c.Worse(f.Direction) || (c.Answer == Inconclusive && f.pointsWorse() && c.P < suspectP):
 			suspect = append(suspect, f.describe())
 		case c.Better(f.Direction):
 			better = append(better, f.describe())
