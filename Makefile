@@ -4,16 +4,25 @@ GO      ?= go
 PKGS    ?= ./...
 # Knobs of the load scenarios (see README): USERS, RAMP, HOLD, GAP, ...
 LOADRUN ?= TestLoad_Smoke
+# Linters, fetched from the Go module proxy on first use.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ACTIONLINT  ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+# A/B and bisection: the known-good ref, the bad one, and flags for headroom ab.
+GOOD    ?=
+BAD     ?= HEAD
+ABRUN   ?= TestLoad_Smoke/backend=local/db=postgres
+ABFLAGS ?= -short
 
-.PHONY: help test unit scenarios-short load images bench lint clean-results bisect-step
+.PHONY: help test unit scenarios-short load images bench lint clean-results ab bisect bisect-step
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 test: images unit scenarios-short ## the tests: build the images, then unit, fixture and integration tests, then every scenario in -short mode
 
-unit: ## unit, fixture and integration tests (no load scenarios)
-	$(GO) test -p 1 -count=1 -timeout 30m $(PKGS)
+unit: ## unit, fixture and integration tests (no load scenarios), the core under -race
+	$(GO) test -p 1 -count=1 -race -timeout 20m ./loadtest/...
+	$(GO) test -p 1 -count=1 -timeout 30m $$($(GO) list $(PKGS) | grep -v '/loadtest')
 
 scenarios-short: images ## every load scenario in -short mode (under a minute of load each)
 	$(GO) test -tags load -short -count=1 -timeout 30m -v ./loadtest/scenarios/
@@ -28,18 +37,29 @@ bench: ## benchmarks: generator CPU/request, saturation, held streams, recorder,
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./seed/ ./mockupstream/ ./examples/relay/...
 
-lint: ## gofmt check and go vet (with and without the load tag)
+lint: ## gofmt, go vet (also with the load tag, and the core for darwin and windows), staticcheck, actionlint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags load ./loadtest/scenarios/
+	GOOS=darwin $(GO) vet ./loadtest/...
+	GOOS=windows $(GO) vet ./loadtest/...
+	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags load ./loadtest/scenarios/
+	$(ACTIONLINT)
 
 clean-results: ## remove run outputs (testdata/results)
 	rm -rf testdata/results
 
-bisect-step: ## for `git bisect run`: 0 the scenario holds, 1 it does not, 125 cannot measure (build failure, invalid run)
-	@$(GO) test -tags load -c -o /tmp/headroom-bisect.test ./loadtest/scenarios/ >/dev/null 2>&1 || { echo "does not build: skip"; exit 125; }
-	@$(GO) run ./fixtures/cmd/images -prune 0 >/dev/null 2>&1 || { echo "images do not build: skip"; exit 125; }
-	@cd loadtest/scenarios && /tmp/headroom-bisect.test -test.run '$(LOADRUN)' -test.v -test.timeout 2h > /tmp/headroom-bisect.log 2>&1; rc=$$?; \
-	  tail -5 /tmp/headroom-bisect.log; \
-	  if grep -q 'the generator was the bottleneck' /tmp/headroom-bisect.log; then echo "invalid run: skip"; exit 125; fi; \
-	  if [ $$rc -ne 0 ]; then exit 1; fi
+ab: images ## A/B: the working tree against GOOD (default HEAD), interleaved trials of ABRUN; exit 1 regressed, 3 inconclusive
+	$(GO) run ./cmd/headroom ab -base $(or $(GOOD),HEAD) -head . -run '$(ABRUN)' $(ABFLAGS)
+
+bisect: images ## find the commit between GOOD and BAD that cost capacity: git bisect run with A/B steps against GOOD
+	@test -n "$(GOOD)" || { echo "give the known-good ref: make bisect GOOD=v0.3.0 [BAD=HEAD] [ABRUN=...] [ABFLAGS=...]"; exit 2; }
+	@bin=$$(mktemp -d)/headroom && $(GO) build -o $$bin ./cmd/headroom && \
+	  git bisect start $(BAD) $(GOOD) && \
+	  git bisect run $$bin ab -bisect -base $(GOOD) -run '$(ABRUN)' $(ABFLAGS); rc=$$?; \
+	  git bisect log | tail -5; git bisect reset >/dev/null; rm -rf $$(dirname $$bin); exit $$rc
+
+bisect-step: ## one step of `git bisect run make bisect-step GOOD=ref`: 0 good, 1 bad, 125 skip (unbuildable or inconclusive)
+	@test -n "$(GOOD)" || { echo "give the known-good ref: GOOD=<ref>"; exit 128; }
+	@$(GO) run ./cmd/headroom ab -bisect -base $(GOOD) -run '$(ABRUN)' $(ABFLAGS)

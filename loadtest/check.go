@@ -274,7 +274,7 @@ func (t tally) below(c Check, max float64, n int64) error {
 // describe lists the non-zero outcome counts: "12 timeout, 3 ok".
 func (t tally) describe() string {
 	if t.total == 0 {
-		return "no request at all"
+		return "none at all"
 	}
 	var parts []string
 	for o, n := range t.counts {

@@ -75,7 +75,7 @@ func TestChecksFailForTheRightReason(t *testing.T) {
 			loadtest.Latency{Kind: "get", Percentile: 95, Bound: 10 * time.Millisecond, MinSamples: 30}, 3, loadtest.Pass, ""},
 		// A kind the mix (almost) never picks: not a single request.
 		{"rate, no request", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(always(loadtest.OK))}, {Name: "rare", Weight: 1e-12, Do: answer(always(loadtest.OK))}},
-			loadtest.RateBelow("rare", loadtest.HTTP5xx, 0.01), level, loadtest.Fail, "no successful rare during the hold (no request at all)"},
+			loadtest.RateBelow("rare", loadtest.HTTP5xx, 0.01), level, loadtest.Fail, "no successful rare during the hold (none at all)"},
 		// 10% 5xx against a 5% bound.
 		{"rate", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(10, loadtest.HTTP5xx))}},
 			loadtest.RateBelow("get", loadtest.HTTP5xx, 0.05), level, loadtest.Fail, "http_5xx rate of get < 5%: measured 10% (100 of "},

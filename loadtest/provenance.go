@@ -27,7 +27,7 @@ type Provenance struct {
 }
 
 // knob matches environment variables that are scenario knobs.
-var knob = regexp.MustCompile(`^(LOADTEST_|RELAY_|HEADROOM_|TESTCONTAINERS_)|^(USERS|DURATION|STEPS|RATE|SEED|RAMP|HOLD|REPLICAS|GOMAXPROCS|GOGC|GOMEMLIMIT)$`)
+var knob = regexp.MustCompile(`^(LOADTEST_|RELAY_|HEADROOM_|TESTCONTAINERS_)|^(USERS|DURATION|STEPS|RATE|SEED|RAMP|HOLD|GAP|REPLICAS|GOMAXPROCS|GOGC|GOMEMLIMIT)$`)
 var secret = regexp.MustCompile(`(?i)SECRET|TOKEN|PASSWORD|PASSWD|KEY|CREDENTIAL`)
 
 func provenance() Provenance {

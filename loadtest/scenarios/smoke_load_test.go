@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,28 +23,31 @@ import (
 )
 
 // TestLoad_Smoke checks that one relay instance (1 CPU / 512 MiB) on
-// PostgreSQL, reached through Caddy over HTTPS, holds a ladder of modeled
-// gateway users — each holding its notification stream and making bursty
-// tool calls, listings and dashboard views against the calibrated slow
-// upstream, over a seeded population — while tool calls keep a p95 under
-// 15 s, transport errors stay under 0.5%, tool errors under 15% (8% are
-// modeled), every completed call reaches its user's stream, and no stream
-// misses a keepalive.
+// PostgreSQL or on its embedded SQLite, reached through Caddy over HTTPS,
+// holds a ladder of modeled gateway users — each holding its notification
+// stream and making bursty tool calls, listings and dashboard views
+// against the calibrated slow upstream, over a seeded population — while
+// tool calls keep a p95 under 15 s, calls without an answer (transport
+// errors, timeouts, 5xx, shed load) stay under 0.5%, tool errors under 15%
+// (8% are modeled), every completed call reaches its user's stream, and no
+// stream misses a keepalive.
 //
 // Knobs: USERS (levels), RAMP, HOLD, GAP (a user's mean gap between
-// calls), SEED, LOADTEST_BACKEND. With -short the ladder is small, calls
+// calls), SEED, LOADTEST_BACKEND, LOADTEST_DB. With -short the ladder is small, calls
 // are frequent and the upstream fast, for under a minute of load on each
 // backend; latency bars are then left out so that the short run cannot
 // flake, and correctness checks stay.
 func TestLoad_Smoke(t *testing.T) {
 	for _, backend := range backends(t) {
 		t.Run("backend="+backend, func(t *testing.T) {
-			t.Run("db=postgres", func(t *testing.T) { smoke(t, backend) })
+			for _, db := range databases(t) {
+				t.Run("db="+string(db), func(t *testing.T) { smoke(t, backend, db) })
+			}
 		})
 	}
 }
 
-func smoke(t *testing.T, backend string) {
+func smoke(t *testing.T, backend string, database fixtures.Database) {
 	k := newKnobs(t)
 	k.Set("LOADTEST_BACKEND", backend)
 	levels := k.Levels("USERS", "200,400,800", "20,40,80")
@@ -65,14 +69,18 @@ func smoke(t *testing.T, backend string) {
 
 	stack := fixtures.Start(t,
 		fixtures.WithBackend(backend),
-		fixtures.WithDatabase(fixtures.Postgres),
+		fixtures.WithDatabase(database),
 		fixtures.WithUpstreamBehavior(upstream),
 		fixtures.WithLogDir(logDir(t)),
 	)
 
 	// The population the relay serves: enough users for the top step,
 	// with a month of usage history for the dashboard to aggregate.
-	db, err := seed.Open(t.Context(), stack.DatabaseURL)
+	dbURL := stack.DatabaseURL
+	if database == fixtures.SQLite {
+		dbURL = "sqlite:" + filepath.ToSlash(stack.SQLitePath)
+	}
+	db, err := seed.Open(t.Context(), dbURL)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	spec := seed.Smoke
@@ -162,6 +170,25 @@ func backends(t *testing.T) []string {
 		return []string{fixtures.BackendDocker, fixtures.BackendLocal}
 	}
 	return []string{fixtures.BackendDocker}
+}
+
+// databases returns the relay's databases to run on: LOADTEST_DB when it
+// names one (postgres, sqlite) or "all"; otherwise PostgreSQL, and with
+// -short both, so that every short run proves the scenario on each.
+func databases(t *testing.T) []fixtures.Database {
+	switch v := os.Getenv("LOADTEST_DB"); v {
+	case string(fixtures.Postgres), string(fixtures.SQLite):
+		return []fixtures.Database{fixtures.Database(v)}
+	case "all":
+		return []fixtures.Database{fixtures.Postgres, fixtures.SQLite}
+	case "":
+	default:
+		t.Fatalf("LOADTEST_DB=%q: give postgres, sqlite or all", v)
+	}
+	if testing.Short() {
+		return []fixtures.Database{fixtures.Postgres, fixtures.SQLite}
+	}
+	return []fixtures.Database{fixtures.Postgres}
 }
 
 // healthyStreams checks that every user's stream held: no keepalive was

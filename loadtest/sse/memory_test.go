@@ -1,3 +1,5 @@
+//go:build unix
+
 package sse_test
 
 import (
