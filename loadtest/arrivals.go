@@ -222,7 +222,7 @@ func nextArrival(r rampState, from time.Time, need float64) (time.Time, bool) {
 			if rate <= 0 {
 				return time.Time{}, false
 			}
-			return t.Add(dist.Duration(need / rate)), true
+			return t.Add(dist.Seconds(need / rate)), true
 		}
 		// Ramping: walk it in chunks, each linear, and solve inside the
 		// chunk where the integral reaches need.
@@ -238,7 +238,7 @@ func nextArrival(r rampState, from time.Time, need float64) (time.Time, bool) {
 			} else { // rate·x + k·x²/2 = need
 				x = (-rate + math.Sqrt(rate*rate+2*k*need)) / k
 			}
-			return t.Add(dist.Duration(x)), true
+			return t.Add(dist.Seconds(x)), true
 		}
 		need -= area
 		t = t.Add(chunk)

@@ -12,9 +12,10 @@ import (
 	"strings"
 )
 
-// Target describes the system under test for a result: how it was run and
-// in what shape. Fixtures fill it; a scenario passes it in Scenario.Target.
-type Target struct {
+// System describes the system under test for a result: how it was run and
+// in what shape. Fixtures fill it (Stack.System); a scenario passes it in
+// Scenario.System.
+type System struct {
 	// Backend is how the stack ran: "docker", "local" or "external".
 	Backend string `json:"backend,omitempty"`
 	// Engine is the container engine's version, when there is one.
@@ -74,15 +75,15 @@ type Environment struct {
 	// machine id, host name and boot id): latency compares only between
 	// results of one host.
 	Host string `json:"host,omitempty"`
-	// Target is the system under test's shape.
-	Target Target `json:"target"`
+	// System is the system under test's shape.
+	System System `json:"system"`
 	// Class is derived from the CPU model, the cores, the backend and the
 	// target's limits: results compare only within one class.
 	Class string `json:"class"`
 }
 
 // fingerprint reads the host's facts and derives the class.
-func (t Target) fingerprint() Environment {
+func (t System) fingerprint() Environment {
 	e := Environment{
 		CPUModel:   cpuModel(),
 		Cores:      runtime.NumCPU(),
@@ -92,7 +93,7 @@ func (t Target) fingerprint() Environment {
 		Memory:     memTotal(),
 		Go:         runtime.Version(),
 		Host:       hostID(),
-		Target:     t,
+		System:     t,
 	}
 	e.Class = e.class()
 	return e
@@ -103,9 +104,9 @@ func (e Environment) classFields() [][2]string {
 	return [][2]string{
 		{"cpu_model", e.CPUModel},
 		{"cores", strconv.Itoa(e.Cores)},
-		{"backend", e.Target.Backend},
-		{"target_cpus", strconv.FormatFloat(e.Target.CPUs, 'g', -1, 64)},
-		{"target_memory", strconv.FormatInt(e.Target.Memory, 10)},
+		{"backend", e.System.Backend},
+		{"target_cpus", strconv.FormatFloat(e.System.CPUs, 'g', -1, 64)},
+		{"target_memory", strconv.FormatInt(e.System.Memory, 10)},
 	}
 }
 

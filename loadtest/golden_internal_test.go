@@ -47,7 +47,7 @@ func syntheticDist(n int, seed uint64, levels []float64, scale []float64, errRat
 	return res
 }
 
-var env = Environment{CPUModel: "AMD EPYC", Cores: 2, Host: "h1", Target: Target{Backend: "docker", CPUs: 1, Memory: 512 << 20}}
+var env = Environment{CPUModel: "AMD EPYC", Cores: 2, Host: "h1", System: System{Backend: "docker", CPUs: 1, Memory: 512 << 20}}
 
 // newBaseline is NewBaseline for tests.
 func newBaseline(t *testing.T, tol Tolerances, runs ...*Result) *Baseline {
@@ -62,7 +62,7 @@ func TestBaselineComparison(t *testing.T) {
 	base := newBaseline(t, Tolerances{}, synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env))
 	otherHost := env
 	otherHost.Host = "h2"
-	otherClass := Environment{CPUModel: "Apple M4", Cores: 8, Host: "h3", Target: env.Target}
+	otherClass := Environment{CPUModel: "Apple M4", Cores: 8, Host: "h3", System: env.System}
 	for _, tc := range []struct {
 		name        string
 		res         *Result
@@ -274,6 +274,14 @@ func TestMarkdownReport(t *testing.T) {
 	assert.Contains(t, md, "| 22% / 272MiB | pass |")
 	assert.Contains(t, md, "| breach — p95 of get < 15s: measured 17s |")
 	assert.Contains(t, md, "step 2 (level 9281): p95 of get < 15s: measured 17s")
+
+	// What a comparison left out is in the report, not only in a log line.
+	res.Baseline = &Comparison{Path: "golden.json", Compared: 12, NotCompared: []string{"latency: the baseline was recorded on host \"h1\""}}
+	md = res.Markdown()
+	assert.Contains(t, md, "No regression against `golden.json` (12 figures compared).")
+	assert.Contains(t, md, "Not compared: latency: the baseline was recorded on host \"h1\".")
+	res.Baseline = &Comparison{Path: "golden.json", Skipped: "the plan differs from the baseline's"}
+	assert.Contains(t, res.Markdown(), "Not compared with `golden.json`: the plan differs from the baseline's.")
 }
 
 func TestPathsUseModuleRoot(t *testing.T) {

@@ -40,7 +40,7 @@ func (res *Result) Markdown() string {
 		res.Start.UTC().Format("2006-01-02 15:04 UTC"), res.End.Sub(res.Start).Round(time.Second), res.Seed)
 	e := res.Environment
 	p("Measured on %s, %d cores, %s (kernel %s), %s RAM", e.CPUModel, e.Cores, e.OS, e.Kernel, units.BytesSize(float64(e.Memory)))
-	if t := e.Target; t.Backend != "" {
+	if t := e.System; t.Backend != "" {
 		p("; target pinned to %s on the %s backend", formatLimits(t.CPUs, t.Memory), t.Backend)
 	}
 	p(".\n\n")

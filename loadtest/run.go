@@ -46,9 +46,9 @@ type Scenario struct {
 	// Params records the scenario's knobs in the result (USERS, DURATION,
 	// the workload model's parameters); values are free text.
 	Params map[string]string
-	// Target describes the system under test for the result's environment
+	// System describes the system under test for the result's environment
 	// fingerprint: backend, limits, component versions and image digests.
-	Target Target
+	System System
 	// OnStep, when set, is called after every step with the result so far
 	// (marked partial), from the run's goroutine: [Test] writes it to disk
 	// so a killed run keeps its finished steps.
@@ -198,7 +198,7 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 	r.res = &Result{
 		Schema: SchemaVersion, Scenario: s.Name, Model: s.Workload.model(),
 		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
-		Environment: s.Target.fingerprint(), Provenance: provenance(),
+		Environment: s.System.fingerprint(), Provenance: provenance(),
 	}
 	for _, c := range s.Checks {
 		r.res.Checks = append(r.res.Checks, c.String())

@@ -153,7 +153,7 @@ func stub(s Scenario) *Result {
 	return &Result{
 		Schema: SchemaVersion, Scenario: s.Name, Model: s.Workload.model(), Plan: describePlan(s.Plan),
 		Params: s.Params, Seed: s.Seed, Start: time.Now(), End: time.Now(), Provenance: provenance(),
-		Environment: s.Target.fingerprint(), Verdict: Incomplete, Partial: true,
+		Environment: s.System.fingerprint(), Verdict: Incomplete, Partial: true,
 		Conclusion: "the run had not finished its first step when this was written; a run that stops here was killed",
 	}
 }

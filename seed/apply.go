@@ -28,7 +28,7 @@ const advisoryLockKey = 0x73656564
 // one needs that no marker accounts for, it returns an error saying so and
 // how to remove it. An invalid spec or an unreachable database is reported
 // before anything is written.
-func Apply(ctx context.Context, db Target, spec Spec, opts ...Option) (*Population, error) {
+func Apply(ctx context.Context, db DB, spec Spec, opts ...Option) (*Population, error) {
 	pop, err := spec.Population()
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func Apply(ctx context.Context, db Target, spec Spec, opts ...Option) (*Populati
 // there does nothing; when db holds a population seeded by a different
 // spec, Remove refuses, since the rows to delete follow from the spec that
 // seeded them.
-func Remove(ctx context.Context, db Target, spec Spec, opts ...Option) error {
+func Remove(ctx context.Context, db DB, spec Spec, opts ...Option) error {
 	s := spec.normalized()
 	if err := s.validate(false); err != nil {
 		return err
@@ -151,7 +151,7 @@ func Remove(ctx context.Context, db Target, spec Spec, opts ...Option) error {
 
 // lock takes a transaction-scoped lock so that two seeders of one database
 // take turns. On SQLite the first write of the transaction serializes them.
-func lock(ctx context.Context, db Target, tx tx) error {
+func lock(ctx context.Context, db DB, tx tx) error {
 	if db.dialect != schema.Postgres {
 		return nil
 	}
@@ -168,7 +168,7 @@ type markerRow struct {
 
 // readMarker returns the database's seed_marker row (the first by name), or
 // an error saying to apply the schema when the table does not exist.
-func readMarker(ctx context.Context, db Target, tx tx) (markerRow, error) {
+func readMarker(ctx context.Context, db DB, tx tx) (markerRow, error) {
 	if err := checkSchema(ctx, db, tx); err != nil {
 		return markerRow{}, err
 	}
@@ -185,7 +185,7 @@ func readMarker(ctx context.Context, db Target, tx tx) (markerRow, error) {
 }
 
 // checkSchema reports missing tables of the relay's schema.
-func checkSchema(ctx context.Context, db Target, tx tx) error {
+func checkSchema(ctx context.Context, db DB, tx tx) error {
 	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('workspaces', 'users', 'connectors', 'usage', 'events', 'seed_marker')`
 	if db.dialect == schema.Postgres {
 		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('workspaces', 'users', 'connectors', 'usage', 'events', 'seed_marker')`

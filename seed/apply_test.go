@@ -17,7 +17,7 @@ import (
 
 // env is a fresh database of one dialect with the relay's schema.
 type env struct {
-	target seed.Target
+	target seed.DB
 	q      querier
 	url    string // for seed.Open: a second, independent connection
 }
@@ -310,7 +310,7 @@ func TestRemove(t *testing.T) {
 }
 
 // timeFor returns t as the target's dialect stores it.
-func timeFor(target seed.Target, t time.Time) any {
+func timeFor(target seed.DB, t time.Time) any {
 	if target.Dialect() == schema.SQLite {
 		return t.UnixMicro()
 	}

@@ -183,7 +183,7 @@ func BenchmarkApplyPresets(b *testing.B) {
 				var total time.Duration
 				for range b.N {
 					b.StopTimer()
-					var target seed.Target
+					var target seed.DB
 					if d == "postgres" {
 						_, target = newPostgres(b, true)
 					} else {

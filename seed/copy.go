@@ -38,7 +38,7 @@ func FromSeq(seq iter.Seq[[]any]) Rows {
 // the load is atomic: on an error nothing is written. Values go to the
 // driver as they are (on SQLite, pass times in the form the schema stores,
 // such as Unix microseconds). With [WithLogf], long loads report progress.
-func Copy(ctx context.Context, db Target, table string, columns []string, rows Rows, opts ...Option) (int64, error) {
+func Copy(ctx context.Context, db DB, table string, columns []string, rows Rows, opts ...Option) (int64, error) {
 	if err := checkCopyArgs(table, columns, rows); err != nil {
 		return 0, err
 	}
@@ -100,7 +100,7 @@ type tx interface {
 	rollback()
 }
 
-func (t Target) begin(ctx context.Context) (tx, error) {
+func (t DB) begin(ctx context.Context) (tx, error) {
 	if err := t.ping(ctx); err != nil {
 		return nil, err
 	}

@@ -171,9 +171,9 @@ func TestCopyRejectsBadArguments(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	_, err := seed.Copy(t.Context(), seed.Target{}, "items", []string{"a"}, itemRows(1))
+	_, err := seed.Copy(t.Context(), seed.DB{}, "items", []string{"a"}, itemRows(1))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "zero Target")
+	assert.Contains(t, err.Error(), "zero DB")
 }
 
 func TestCopyReportsProgress(t *testing.T) {

@@ -40,7 +40,7 @@ func postgresURL(t testing.TB) string { return pg.Database(t) }
 
 // newPostgres returns a connection to a fresh database with the relay's
 // schema (when migrate), closed at cleanup.
-func newPostgres(t testing.TB, migrate bool) (*pgx.Conn, seed.Target) {
+func newPostgres(t testing.TB, migrate bool) (*pgx.Conn, seed.DB) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, postgresURL(t))
@@ -57,7 +57,7 @@ func newPostgres(t testing.TB, migrate bool) (*pgx.Conn, seed.Target) {
 
 // newSQLite returns a fresh SQLite database file with the relay's schema
 // (when migrate), closed at cleanup.
-func newSQLite(t testing.TB, migrate bool) (*sql.DB, seed.Target, string) {
+func newSQLite(t testing.TB, migrate bool) (*sql.DB, seed.DB, string) {
 	t.Helper()
 	path := t.TempDir() + "/relay.db"
 	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)")

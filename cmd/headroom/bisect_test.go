@@ -88,7 +88,7 @@ func TestLoad_Tiny(t *testing.T) {
 		Plan:     loadtest.Levels(500*time.Millisecond, 3*time.Second, 200),
 		Checks:   []loadtest.Check{loadtest.FailuresBelow("work", 0.01)},
 		Samplers: stack.Samplers(),
-		Target:   stack.Target(),
+		System:   stack.System(),
 	})
 	if err := res.Err(); err != nil {
 		t.Error(err)

@@ -122,7 +122,7 @@ func runCmd(args []string, stdout io.Writer) error {
 		Checks:   checks,
 		Seed:     *seed,
 		Params:   map[string]string{"url": *target, "method": *method, "rates": *rates, "ramp": ramp.String(), "hold": hold.String()},
-		Target:   loadtest.Target{Backend: "external"},
+		System:   loadtest.System{Backend: "external"},
 		Logf:     func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 	})
 	if res == nil {

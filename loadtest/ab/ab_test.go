@@ -41,7 +41,7 @@ func (tr trial) result(r *rand.Rand) *loadtest.Result {
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	return &loadtest.Result{
 		Scenario: "TestLoad_X", Verdict: loadtest.Pass,
-		Environment: loadtest.Environment{Target: loadtest.Target{Components: []loadtest.Component{
+		Environment: loadtest.Environment{System: loadtest.System{Components: []loadtest.Component{
 			{Name: "relay", Kind: loadtest.KindTarget}, {Name: "postgres", Kind: loadtest.KindDatabase}, {Name: "caddy", Kind: loadtest.KindProxy}}}},
 		Steps: []*loadtest.StepResult{{
 			Step: loadtest.Step{Level: 100, Hold: 10 * time.Second}, Start: start, End: start.Add(10 * time.Second), Verdict: loadtest.Pass,

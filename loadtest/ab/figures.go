@@ -172,7 +172,7 @@ func componentCosts(res *loadtest.Result, steps []*loadtest.StepResult) []cost {
 // componentOf returns the component a series belongs to (a replica's
 // series to its target) and the component's kind.
 func componentOf(res *loadtest.Result, series string) (name, kind string) {
-	for _, c := range res.Environment.Target.Components {
+	for _, c := range res.Environment.System.Components {
 		if series == c.Name || (c.Replicas > 1 && strings.HasPrefix(series, c.Name+"-")) {
 			return c.Name, c.Kind
 		}

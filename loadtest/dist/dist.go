@@ -241,5 +241,6 @@ func NewMix[T Number](parts ...Weighted[Dist[T]]) (Mix[T], error) {
 // Sample draws one value.
 func (m Mix[T]) Sample(r *rand.Rand) T { return m.c.Pick(r).Sample(r) }
 
-// Duration converts a float number of seconds to a time.Duration.
-func Duration(seconds float64) time.Duration { return time.Duration(seconds * float64(time.Second)) }
+// Seconds converts a float number of seconds to a time.Duration: Seconds(1.5)
+// is 1.5 s.
+func Seconds(seconds float64) time.Duration { return time.Duration(seconds * float64(time.Second)) }

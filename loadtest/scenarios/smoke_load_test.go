@@ -105,7 +105,7 @@ func smoke(t *testing.T, backend string, database fixtures.Database) {
 	// Gaps: bursts of ~5 calls with a median of 6 s inside a burst,
 	// scaled so that the overall mean gap is GAP.
 	scale := gap.Seconds() / 90
-	gaps, err := dist.CalibratedBursts(dist.Duration(6*scale), dist.Duration(20*scale), 5, gap)
+	gaps, err := dist.CalibratedBursts(dist.Seconds(6*scale), dist.Seconds(20*scale), 5, gap)
 	require.NoError(t, err)
 	gw := &mcp.Gateway{
 		URL:          stack.URL + "/mcp",
@@ -140,7 +140,7 @@ func smoke(t *testing.T, backend string, database fixtures.Database) {
 		Checks:   checks,
 		Seed:     seedN,
 		Samplers: stack.Samplers(),
-		Target:   stack.Target(),
+		System:   stack.System(),
 		Params:   k.Params(),
 		// Calls in flight at the end of a hold are waited for up to
 		// the upstream's cap.

@@ -25,10 +25,10 @@ type PgxDB interface {
 	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, rows pgx.CopyFromSource) (int64, error)
 }
 
-// Target is a database to seed: PostgreSQL through pgx ([Postgres]) or
+// DB is a database to seed: PostgreSQL through pgx ([Postgres]) or
 // SQLite through database/sql ([SQLite]), or either opened from a URL
-// ([Open]). The zero Target is invalid.
-type Target struct {
+// ([Open]). The zero DB is invalid.
+type DB struct {
 	dialect schema.Dialect
 	pg      PgxDB
 	sql     *sql.DB
@@ -36,39 +36,39 @@ type Target struct {
 	close   func() error
 }
 
-// Postgres returns a Target over a pgx pool, connection or transaction.
-func Postgres(db PgxDB) Target {
-	return Target{dialect: schema.Postgres, pg: db, where: "postgres (" + pgWhere(db) + ")"}
+// Postgres returns a DB over a pgx pool, connection or transaction.
+func Postgres(db PgxDB) DB {
+	return DB{dialect: schema.Postgres, pg: db, where: "postgres (" + pgWhere(db) + ")"}
 }
 
-// SQLite returns a Target over a database/sql handle opened with the
+// SQLite returns a DB over a database/sql handle opened with the
 // "sqlite" driver (modernc.org/sqlite), such as the relay's embedded
 // database file.
-func SQLite(db *sql.DB) Target {
-	return Target{dialect: schema.SQLite, sql: db, where: "sqlite"}
+func SQLite(db *sql.DB) DB {
+	return DB{dialect: schema.SQLite, sql: db, where: "sqlite"}
 }
 
 // Open connects to the database at rawURL: "postgres://…" or
 // "postgresql://…" (one pgx connection), or "sqlite:PATH" / "file:PATH" (an
 // existing SQLite file; it is not created). It fails, naming the URL without
-// its password, when the database cannot be reached. Close the Target when
+// its password, when the database cannot be reached. Close the DB when
 // done.
-func Open(ctx context.Context, rawURL string) (Target, error) {
+func Open(ctx context.Context, rawURL string) (DB, error) {
 	where := RedactURL(rawURL)
 	switch {
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		conn, err := pgx.Connect(ctx, rawURL)
 		if err != nil {
-			return Target{}, fmt.Errorf("seed: cannot reach the database at %s: %s; check that the server runs and the URL is right",
+			return DB{}, fmt.Errorf("seed: cannot reach the database at %s: %s; check that the server runs and the URL is right",
 				where, redactErr(err, rawURL))
 		}
-		return Target{dialect: schema.Postgres, pg: conn, where: where,
+		return DB{dialect: schema.Postgres, pg: conn, where: where,
 			close: func() error { return conn.Close(context.Background()) }}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"), strings.HasPrefix(rawURL, "file:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "file:")
 		path = strings.TrimPrefix(path, "//")
 		if path == "" {
-			return Target{}, fmt.Errorf("seed: SQLite URL %q names no file; use sqlite:/path/to/relay.db", where)
+			return DB{}, fmt.Errorf("seed: SQLite URL %q names no file; use sqlite:/path/to/relay.db", where)
 		}
 		// mode=rw: never create a file; immediate transactions take the
 		// write lock at BEGIN, so a concurrent writer waits (busy_timeout)
@@ -85,23 +85,23 @@ func Open(ctx context.Context, rawURL string) (Target, error) {
 			if db != nil {
 				db.Close()
 			}
-			return Target{}, fmt.Errorf("seed: cannot open the SQLite database %s: %v; the file must exist (the relay creates it at start)", where, err)
+			return DB{}, fmt.Errorf("seed: cannot open the SQLite database %s: %v; the file must exist (the relay creates it at start)", where, err)
 		}
 		db.SetMaxOpenConns(1)
-		return Target{dialect: schema.SQLite, sql: db, where: where, close: db.Close}, nil
+		return DB{dialect: schema.SQLite, sql: db, where: where, close: db.Close}, nil
 	}
-	return Target{}, fmt.Errorf("seed: database URL %q: want postgres://…, postgresql://…, sqlite:PATH or file:PATH", where)
+	return DB{}, fmt.Errorf("seed: database URL %q: want postgres://…, postgresql://…, sqlite:PATH or file:PATH", where)
 }
 
 // Dialect returns the target's storage backend.
-func (t Target) Dialect() schema.Dialect { return t.dialect }
+func (t DB) Dialect() schema.Dialect { return t.dialect }
 
 // String names the target without any password.
-func (t Target) String() string { return t.where }
+func (t DB) String() string { return t.where }
 
-// Close closes a Target made by Open; for the others it does nothing (the
+// Close closes a DB made by Open; for the others it does nothing (the
 // caller owns the handle).
-func (t Target) Close() error {
+func (t DB) Close() error {
 	if t.close == nil {
 		return nil
 	}
@@ -109,7 +109,7 @@ func (t Target) Close() error {
 }
 
 // ping checks that the database answers.
-func (t Target) ping(ctx context.Context) error {
+func (t DB) ping(ctx context.Context) error {
 	var err error
 	switch {
 	case t.pg != nil:
@@ -118,7 +118,7 @@ func (t Target) ping(ctx context.Context) error {
 	case t.sql != nil:
 		err = t.sql.PingContext(ctx)
 	default:
-		return errors.New("seed: the zero Target has no database; make one with seed.Postgres, seed.SQLite or seed.Open")
+		return errors.New("seed: the zero DB has no database; make one with seed.Postgres, seed.SQLite or seed.Open")
 	}
 	if err != nil {
 		return fmt.Errorf("seed: cannot reach the database %s: %v; check that it runs and that the handle is open", t.where, err)

@@ -1,0 +1,116 @@
+package loadtest
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Knobs reads a scenario's knobs — environment variables such as USERS,
+// RAMP or HOLD — each with one default for a full run and one for -short,
+// fails the test at once on a malformed value (before any stack starts),
+// and records every value it used, so that Params puts them in the result:
+//
+//	k := loadtest.NewKnobs(t)
+//	users := k.Levels("USERS", "200,400,800", "20,40,80")
+//	ramp := k.DurationOrZero("RAMP", "30s", "5s")
+//	hold := k.Duration("HOLD", "90s", "10s")
+//	…
+//	loadtest.Test(t, loadtest.Scenario{…, Params: k.Params()})
+type Knobs struct {
+	t      testing.TB
+	params map[string]string
+}
+
+// NewKnobs returns the knobs of test t.
+func NewKnobs(t testing.TB) *Knobs { return &Knobs{t: t, params: map[string]string{}} }
+
+// String returns the knob's value: the environment's, else the default for
+// the run's size (short under go test -short).
+func (k *Knobs) String(name, full, short string) string {
+	v, ok := os.LookupEnv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		v = full
+		if testing.Testing() && testing.Short() {
+			v = short
+		}
+	}
+	v = strings.TrimSpace(v)
+	k.params[name] = v
+	return v
+}
+
+// Duration reads a positive duration knob ("90s").
+func (k *Knobs) Duration(name, full, short string) time.Duration {
+	k.t.Helper()
+	v := k.String(name, full, short)
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		k.t.Fatalf("knob %s=%q: give a positive duration such as 30s", name, v)
+	}
+	return d
+}
+
+// DurationOrZero reads a duration knob that may be zero ("0s": no ramp).
+func (k *Knobs) DurationOrZero(name, full, short string) time.Duration {
+	k.t.Helper()
+	v := k.String(name, full, short)
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		k.t.Fatalf("knob %s=%q: give a duration of zero or more such as 30s", name, v)
+	}
+	return d
+}
+
+// Levels reads a comma-separated list of positive load levels
+// ("200,400,800": users, or arrivals per second).
+func (k *Knobs) Levels(name, full, short string) []float64 {
+	k.t.Helper()
+	v := k.String(name, full, short)
+	var out []float64
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(x > 0) || x > 1e9 {
+			k.t.Fatalf("knob %s=%q: give positive levels separated by commas, such as 50,100,200", name, v)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Int reads an integer knob of at least min.
+func (k *Knobs) Int(name, full, short string, min int) int {
+	k.t.Helper()
+	v := k.String(name, full, short)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		k.t.Fatalf("knob %s=%q: give a whole number of at least %d", name, v, min)
+	}
+	return n
+}
+
+// Uint reads an unsigned integer knob, such as a SEED.
+func (k *Knobs) Uint(name, full, short string) uint64 {
+	k.t.Helper()
+	v := k.String(name, full, short)
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		k.t.Fatalf("knob %s=%q: give a whole number of zero or more", name, v)
+	}
+	return n
+}
+
+// Set records a derived parameter (a population's size, a model's shape).
+func (k *Knobs) Set(name string, v any) { k.params[name] = fmt.Sprint(v) }
+
+// Params returns every knob read and parameter set, for Scenario.Params.
+func (k *Knobs) Params() map[string]string {
+	out := make(map[string]string, len(k.params))
+	for n, v := range k.params {
+		out[n] = v
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package loadtest_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/loadtest"
+)
+
+// fatalTB records Fatalf instead of ending the test.
+type fatalTB struct {
+	testing.TB
+	fatal string
+}
+
+func (f *fatalTB) Helper() {}
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.fatal = fmt.Sprintf(format, args...)
+	panic(f)
+}
+
+func TestKnobsReadValidateAndRecord(t *testing.T) {
+	t.Setenv("USERS", "10, 20")
+	t.Setenv("HOLD", "2m")
+	t.Setenv("RAMP", "0s")
+	k := loadtest.NewKnobs(t)
+	assert.Equal(t, []float64{10, 20}, k.Levels("USERS", "200,400", "20,40"))
+	assert.Equal(t, 2*time.Minute, k.Duration("HOLD", "90s", "10s"))
+	assert.Zero(t, k.DurationOrZero("RAMP", "30s", "5s"))
+	gap := k.Duration("GAP_FOR_TEST", "90s", "1s") // unset: the default for the run's size
+	if testing.Short() {
+		assert.Equal(t, time.Second, gap)
+	} else {
+		assert.Equal(t, 90*time.Second, gap)
+	}
+	assert.Equal(t, uint64(7), k.Uint("SEED_FOR_TEST", "7", "7"))
+	k.Set("population", 80)
+	p := k.Params()
+	assert.Equal(t, "10, 20", p["USERS"])
+	assert.Equal(t, "2m", p["HOLD"])
+	assert.Equal(t, "80", p["population"])
+	assert.Contains(t, p, "GAP_FOR_TEST")
+}
+
+// A malformed knob fails the test at once, naming the knob and the fix:
+// HOLD=0 no longer starts a stack before the plan rejects it.
+func TestKnobsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		env, value string
+		read       func(k *loadtest.Knobs)
+		want       string
+	}{
+		{"HOLD", "0", func(k *loadtest.Knobs) { k.Duration("HOLD", "90s", "10s") }, `knob HOLD="0": give a positive duration`},
+		{"RAMP", "-1s", func(k *loadtest.Knobs) { k.DurationOrZero("RAMP", "30s", "5s") }, `knob RAMP="-1s": give a duration of zero or more`},
+		{"USERS", "10,x", func(k *loadtest.Knobs) { k.Levels("USERS", "1", "1") }, `knob USERS="10,x": give positive levels`},
+		{"USERS", "0", func(k *loadtest.Knobs) { k.Levels("USERS", "1", "1") }, `knob USERS="0": give positive levels`},
+		{"REPLICAS", "0", func(k *loadtest.Knobs) { k.Int("REPLICAS", "1", "1", 1) }, `knob REPLICAS="0": give a whole number of at least 1`},
+		{"SEED", "-3", func(k *loadtest.Knobs) { k.Uint("SEED", "1", "1") }, `knob SEED="-3": give a whole number of zero or more`},
+	} {
+		t.Run("knob="+tc.env, func(t *testing.T) {
+			t.Setenv(tc.env, tc.value)
+			f := &fatalTB{TB: t}
+			func() {
+				defer func() { require.NotNil(t, recover(), "a bad knob must fail the test") }()
+				tc.read(loadtest.NewKnobs(f))
+			}()
+			assert.Contains(t, f.fatal, tc.want)
+		})
+	}
+}
