@@ -13,7 +13,7 @@ BAD     ?= HEAD
 ABRUN   ?= TestLoad_Smoke/backend=local/db=postgres
 ABFLAGS ?= -short
 
-.PHONY: help test unit scenarios-short load images bench lint clean-results ab bisect bisect-step
+.PHONY: help deps test unit scenarios-short load images bench lint clean-results ab bisect bisect-step
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -30,7 +30,13 @@ scenarios-short: images ## every load scenario in -short mode (under a minute of
 load: images ## the main job: the smoke scenario at full size (knobs: USERS, RAMP, HOLD, LOADTEST_BACKEND)
 	$(GO) test -tags load -count=1 -timeout 2h -v -run '$(LOADRUN)' ./loadtest/scenarios/
 
-images: ## build the local images (relay, mock upstream, Caddy, PostgreSQL) when Docker answers; cached by content hash
+deps: ## install what a fresh Debian machine lacks: PostgreSQL's server binaries (the local backend and the images use them)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing PostgreSQL's server binaries (apt-get install postgresql-15)"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq postgresql-15 >/dev/null; }
+
+images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL) when Docker answers; cached by content hash
 	$(GO) run ./fixtures/cmd/images
 
 bench: ## benchmarks: generator CPU/request, saturation, held streams, recorder, seeding, upstream and relay costs
