@@ -91,12 +91,15 @@ func (a *Arrivals) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (a *Arrivals) model() string { return "arrivals" }
+// Model names the open model in results.
+func (a *Arrivals) Model() string { return "arrivals" }
 
 // queueLen bounds arrivals waiting for a worker.
 const queueLen = 4096
 
-func (a *Arrivals) start(ctx context.Context, env runEnv) driver {
+// Start implements Workload.
+func (a *Arrivals) Start(ctx context.Context, rec *Recorder, seed uint64) Driver {
+	env := runEnv{rec: rec, seed: seed}
 	d := &arrivals{
 		cfg:    *a,
 		rec:    env.rec,
@@ -150,11 +153,11 @@ type job struct {
 	span span
 }
 
-func (d *arrivals) ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
+func (d *arrivals) Ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
 
-func (d *arrivals) inFlight() int64 { return d.inflight.Load() }
+func (d *arrivals) InFlight() int64 { return d.inflight.Load() }
 
-func (d *arrivals) stop() {
+func (d *arrivals) Stop() {
 	d.cancel(errStopped)
 	<-d.doneCh
 	close(d.jobs)

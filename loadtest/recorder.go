@@ -155,25 +155,44 @@ func (r *Recorder) Begin(kind string) *Pending {
 	return &Pending{r: r, s: s}
 }
 
-// Pending is an observation begun by [Recorder.Begin] or [User.Begin] and
-// not yet ended. Exactly one of End and Abandon takes effect; later calls
-// do nothing. It is safe for concurrent use.
-type Pending struct {
-	r    *Recorder
-	s    span
-	done atomic.Bool
+// Request begins a request of kind that was meant to be sent at intended:
+// the building block of a workload of your own. It counts as load offered
+// in the step whose hold is open now, how late it starts (now − intended)
+// feeds the generator's self-check, and End records its outcome with the
+// latency from intended — so a request delayed by the generator or by a
+// slow target is measured from when it should have gone (no coordinated
+// omission). Pass time.Now() for a request not scheduled ahead.
+func (r *Recorder) Request(kind string, intended time.Time) *Pending {
+	s := r.begin(r.kind(kind), intended)
+	if s.w != nil {
+		s.w.scheduled.Add(1)
+		s.w.recordLag(time.Since(intended))
+	}
+	return &Pending{r: r, s: s, request: true}
 }
 
-// End records the observation's outcome now; its latency is the time since
-// it began.
+// Pending is a request begun by [Recorder.Request], or an observation begun
+// by [Recorder.Begin] or [User.Begin], not yet ended. Exactly one of End and
+// Abandon takes effect; later calls do nothing. It is safe for concurrent
+// use.
+type Pending struct {
+	r       *Recorder
+	s       span
+	request bool
+	done    atomic.Bool
+}
+
+// End records the outcome now; the latency runs from the intended send time
+// (a request) or from Begin (an observation).
 func (p *Pending) End(resp Response) {
 	if p != nil && p.r != nil && p.done.CompareAndSwap(false, true) {
-		p.r.finish(p.s, resp, time.Now(), false)
+		p.r.finish(p.s, resp, time.Now(), p.request)
 	}
 }
 
-// Abandon forgets the observation: nothing is recorded, such as for an
-// event its user left before it was due.
+// Abandon forgets the request or observation: nothing is recorded, such as
+// for a request cancelled because the run stopped, or an event its user left
+// before it was due.
 func (p *Pending) Abandon() {
 	if p != nil && p.r != nil && p.done.CompareAndSwap(false, true) {
 		p.r.abandon(p.s)

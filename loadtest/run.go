@@ -49,6 +49,12 @@ type Scenario struct {
 	// System describes the system under test for the result's environment
 	// fingerprint: backend, limits, component versions and image digests.
 	System System
+	// Recorder, when set, is the run's recorder: hand it to whatever
+	// records outside the workload — streams the scenario holds open (as
+	// sse.Config.Sink), callbacks of the open model's requests — so that
+	// their samples land in the run's steps; the kinds it was made with
+	// (NewRecorder("fanout")) may be checked. Nil means a new one.
+	Recorder *Recorder
 	// OnStep, when set, is called after every step with the result so far
 	// (marked partial), from the run's goroutine: [Test] writes it to disk
 	// so a killed run keeps its finished steps.
@@ -136,6 +142,9 @@ func (s *Scenario) Validate() error {
 	if s.Workload != nil {
 		kinds = s.Workload.KindNames()
 	}
+	if s.Recorder != nil {
+		kinds = append(kinds, s.Recorder.Kinds()...)
+	}
 	for i, c := range s.Checks {
 		if c == nil {
 			errs = append(errs, fmt.Errorf("scenario: Checks[%d] is nil", i))
@@ -194,9 +203,16 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 	}
 	s.SelfCheck = s.SelfCheck.withDefaults()
 
-	r := &runner{s: s, rec: NewRecorder(s.Workload.KindNames()...)}
+	rec := s.Recorder
+	if rec == nil {
+		rec = NewRecorder()
+	}
+	for _, k := range s.Workload.KindNames() {
+		rec.kind(k)
+	}
+	r := &runner{s: s, rec: rec}
 	r.res = &Result{
-		Schema: SchemaVersion, Scenario: s.Name, Model: s.Workload.model(),
+		Schema: SchemaVersion, Scenario: s.Name, Model: modelOf(s.Workload),
 		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
 		Environment: s.System.fingerprint(), Provenance: provenance(),
 	}
@@ -227,7 +243,7 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context) error {
-	drv := r.s.Workload.start(ctx, runEnv{rec: r.rec, seed: r.s.Seed})
+	drv := r.s.Workload.Start(ctx, r.rec, r.s.Seed)
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var bgWG sync.WaitGroup
 	r.samples = newSampleLog(append([]Sampler{newProcessSampler()}, r.s.Samplers...), r.s.Logf)
@@ -235,7 +251,7 @@ func (r *runner) run(ctx context.Context) error {
 	go func() { defer bgWG.Done(); r.samples.loop(bg, r.s.SampleEvery) }()
 	go func() { defer bgWG.Done(); r.progress(bg, drv) }()
 	defer func() {
-		drv.stop()
+		drv.Stop()
 		stopBG()
 		bgWG.Wait()
 	}()
@@ -248,12 +264,12 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		if step.FromZero && level > 0 {
 			r.setPhase(fmt.Sprintf("step %d: back to zero", i+1))
-			drv.ramp(0, 0)
+			drv.Ramp(0, 0)
 			r.quiesce(ctx, drv)
 			level = 0
 		}
 		r.setPhase(fmt.Sprintf("step %d ramp to %g", i+1, step.Level))
-		drv.ramp(step.Level, step.Ramp)
+		drv.Ramp(step.Level, step.Ramp)
 		level = step.Level
 		if !sleep(ctx, step.Ramp) {
 			r.res.Partial = true
@@ -301,9 +317,9 @@ func (r *runner) run(ctx context.Context) error {
 }
 
 // quiesce waits (up to Drain) until nothing is in flight.
-func (r *runner) quiesce(ctx context.Context, drv driver) {
+func (r *runner) quiesce(ctx context.Context, drv Driver) {
 	deadline := time.Now().Add(r.s.Drain)
-	for drv.inFlight() > 0 && time.Now().Before(deadline) && sleep(ctx, 10*time.Millisecond) {
+	for drv.InFlight() > 0 && time.Now().Before(deadline) && sleep(ctx, 10*time.Millisecond) {
 	}
 }
 
@@ -398,7 +414,7 @@ func (r *runner) setPhase(p string) {
 
 // progress logs one line every ProgressEvery: phase, offered and achieved
 // rates, latency percentiles of the busiest kind, errors and in flight.
-func (r *runner) progress(ctx context.Context, drv driver) {
+func (r *runner) progress(ctx context.Context, drv Driver) {
 	t := time.NewTicker(r.s.ProgressEvery)
 	defer t.Stop()
 	start, last := time.Now(), time.Now()
@@ -440,7 +456,7 @@ func (r *runner) progress(ctx context.Context, drv driver) {
 			}
 			r.s.Logf("%s [%v]: %.1f/s offered, %.1f/s answered%s | errors %d, dropped %d, in flight %d",
 				phase, now.Sub(start).Round(time.Second), float64(total)/secs, float64(total-dropped)/secs,
-				lat.String(), errs, dropped, drv.inFlight())
+				lat.String(), errs, dropped, drv.InFlight())
 		}
 	}
 }

@@ -151,7 +151,7 @@ func Test(t testing.TB, s Scenario) *Result {
 // run killed before its first step leaves no older result behind its name.
 func stub(s Scenario) *Result {
 	return &Result{
-		Schema: SchemaVersion, Scenario: s.Name, Model: s.Workload.model(), Plan: describePlan(s.Plan),
+		Schema: SchemaVersion, Scenario: s.Name, Model: modelOf(s.Workload), Plan: describePlan(s.Plan),
 		Params: s.Params, Seed: s.Seed, Start: time.Now(), End: time.Now(), Provenance: provenance(),
 		Environment: s.System.fingerprint(), Verdict: Incomplete, Partial: true,
 		Conclusion: "the run had not finished its first step when this was written; a run that stops here was killed",

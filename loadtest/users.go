@@ -59,9 +59,12 @@ func (w *Users) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (w *Users) model() string { return "users" }
+// Model names the closed model in results.
+func (w *Users) Model() string { return "users" }
 
-func (w *Users) start(ctx context.Context, env runEnv) driver {
+// Start implements Workload.
+func (w *Users) Start(ctx context.Context, rec *Recorder, seed uint64) Driver {
+	env := runEnv{rec: rec, seed: seed}
 	d := &users{cfg: *w, env: env, lvl: newLevel()}
 	d.ctx, d.cancel = context.WithCancelCause(ctx)
 	d.wg.Add(1)
@@ -179,11 +182,11 @@ type users struct {
 	wg       sync.WaitGroup
 }
 
-func (d *users) ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
+func (d *users) Ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
 
-func (d *users) inFlight() int64 { return d.inflight.Load() }
+func (d *users) InFlight() int64 { return d.inflight.Load() }
 
-func (d *users) stop() {
+func (d *users) Stop() {
 	d.cancel(errStopped)
 	d.wg.Wait()
 }

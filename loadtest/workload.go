@@ -8,34 +8,49 @@ import (
 )
 
 // Workload is a way of generating load: [Arrivals] (the open model, the
-// default choice) or [Users] (modeled users, a closed model).
+// default choice), [Users] (modeled users, a closed model), or one of your
+// own. A workload records its requests through the [Recorder] it is
+// started with: [Recorder.Request] for a request (offered load, latency
+// from its intended send time), [Recorder.Begin] or [Recorder.Record] for
+// observations.
 type Workload interface {
 	// KindNames lists every request kind the workload records, so checks
 	// can be validated before a run.
 	KindNames() []string
 	// Validate reports a malformed workload before anything runs.
 	Validate() error
-
-	start(ctx context.Context, env runEnv) driver
-	model() string
+	// Start begins the workload at level 0 and returns it running; the
+	// run then moves it from level to level. seed makes its random
+	// choices reproducible. It must not block.
+	Start(ctx context.Context, rec *Recorder, seed uint64) Driver
 }
 
-// runEnv is what a workload needs from the run.
+// Driver is a running workload.
+type Driver interface {
+	// Ramp starts moving the load from its current level to level
+	// (arrivals per second, users, or the workload's own unit) over d and
+	// returns at once.
+	Ramp(level float64, d time.Duration)
+	// InFlight returns the requests begun and not yet answered.
+	InFlight() int64
+	// Stop ends all load, abandons what is in flight and waits for every
+	// goroutine of the workload to return.
+	Stop()
+}
+
+// modelOf names a workload's model in results: "arrivals" (open),
+// "users" (closed), or what a workload's Model method says.
+func modelOf(w Workload) string {
+	if m, ok := w.(interface{ Model() string }); ok {
+		return m.Model()
+	}
+	return "custom"
+}
+
+// runEnv is what the built-in workloads keep of their start.
 type runEnv struct {
 	rec  *Recorder
 	seed uint64
-}
-
-// driver is a running workload.
-type driver interface {
-	// ramp starts moving the load from its current level to level over d
-	// and returns at once.
-	ramp(level float64, d time.Duration)
-	// inFlight returns the requests begun and not yet answered.
-	inFlight() int64
-	// stop ends all load, abandons what is in flight and waits for every
-	// goroutine of the workload to return.
-	stop()
 }
 
 // errStopped is the cause with which a run cancels its workload.

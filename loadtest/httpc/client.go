@@ -100,6 +100,11 @@ func (c *Client) Exchange(ctx context.Context, r *Request, call *Call) loadtest.
 	if err := ctx.Err(); err != nil {
 		return ErrorResponse(err)
 	}
+	if call != nil {
+		if err := checkPath(call.Path); err != nil {
+			return ErrorResponse(err)
+		}
+	}
 	p := r.host
 	var queued time.Duration
 	for attempt := 0; ; attempt++ {

@@ -66,6 +66,9 @@ func testHandler(release <-chan struct{}) http.Handler {
 		w.Header().Set("X-Proto", r.Proto)
 		_, _ = w.Write(b)
 	})
+	mux.HandleFunc("/items/", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.URL.Path+"?"+r.URL.RawQuery)
+	})
 	mux.HandleFunc("/close", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		_, _ = io.WriteString(w, "bye")

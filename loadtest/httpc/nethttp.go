@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -60,6 +61,18 @@ func (c *Client) exchangeStd(ctx context.Context, r *Request, call *Call) loadte
 	}
 	req := r.std.WithContext(ctx)
 	body := r.body
+	if call != nil && call.Path != "" {
+		if err := checkPath(call.Path); err != nil {
+			return ErrorResponse(err)
+		}
+		ref, err := url.ParseRequestURI(call.Path)
+		if err != nil {
+			return ErrorResponse(NewProtocolError("httpc: Call.Path does not parse: "+err.Error(), []byte(call.Path)))
+		}
+		u := *req.URL
+		u.Path, u.RawPath, u.RawQuery = ref.Path, ref.RawPath, ref.RawQuery
+		req.URL = &u
+	}
 	if call != nil {
 		if call.Body != nil {
 			body = call.Body

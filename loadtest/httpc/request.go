@@ -30,6 +30,7 @@ type Request struct {
 
 	host     *hostPool
 	head     []byte // request line, Host, fixed headers; no final CRLF
+	target   [2]int // the request-target's bounds in head, for Call.Path
 	body     []byte
 	std      *http.Request // for the net/http engine
 	noBody   bool          // HEAD: no response body
@@ -44,6 +45,11 @@ type Call struct {
 	// Header holds extra request headers for this send only, such as a
 	// session id or X-Forwarded-For.
 	Header []Header
+	// Path, when set, replaces the prepared URL's path and query for this
+	// send ("/items/42?full=1"), so that one prepared request serves every
+	// record of a collection. It must start with "/" and hold no space or
+	// line break; otherwise the send fails as a ProtocolError.
+	Path string
 	// Body, when non-nil, replaces the prepared body for this send.
 	Body []byte
 	// Timeout, when positive, replaces the client's per-request timeout
@@ -132,7 +138,9 @@ func (c *Client) Prepare(method, rawURL string, headers []Header, body []byte) (
 	b := make([]byte, 0, 128+len(u.Host)+len(rawURL))
 	b = append(b, method...)
 	b = append(b, ' ')
+	r.target[0] = len(b)
 	b = append(b, u.RequestURI()...)
+	r.target[1] = len(b)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, u.Host...)
 	b = append(b, "\r\n"...)
@@ -179,6 +187,28 @@ func appendHeader(b []byte, h Header) []byte {
 	b = append(b, ": "...)
 	b = append(b, h.Value...)
 	return append(b, "\r\n"...)
+}
+
+// appendHead appends the request's head up to its fixed headers, with the
+// call's path when it has one.
+func appendHead(b []byte, r *Request, call *Call) []byte {
+	if call == nil || call.Path == "" {
+		return append(b, r.head...)
+	}
+	b = append(b, r.head[:r.target[0]]...)
+	b = append(b, call.Path...)
+	return append(b, r.head[r.target[1]:]...)
+}
+
+// checkPath reports a Call.Path that would break the request line.
+func checkPath(p string) error {
+	if p == "" {
+		return nil
+	}
+	if p[0] != '/' || strings.ContainsAny(p, " \t\r\n") {
+		return NewProtocolError("httpc: Call.Path must start with / and hold no space or line break", []byte(p))
+	}
+	return nil
 }
 
 // appendTail appends the per-call headers, Content-Length and the blank

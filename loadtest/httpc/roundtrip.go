@@ -19,7 +19,7 @@ func (cn *conn) roundTrip(r *Request, call *Call, maxBody int) (resp loadtest.Re
 		body = call.Body
 	}
 	hasBody := body != nil || r.Method == "POST" || r.Method == "PUT" || r.Method == "PATCH"
-	b := append(cn.wbuf[:0], r.head...)
+	b := appendHead(cn.wbuf[:0], r, call)
 	b = appendTail(b, call, len(body), hasBody)
 	var err error
 	if len(b)+len(body) <= cap(b) {

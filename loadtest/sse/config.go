@@ -29,7 +29,8 @@ const (
 	KindHealth = "sse_health"
 	// KindMalformed is a ProtocolError sample for each violation inside a
 	// stream (oversize event, non-numeric retry, invalid UTF-8, a wrong
-	// content type), with an excerpt in Err.
+	// content type, a written time that does not parse), with an excerpt
+	// in Err.
 	KindMalformed = "sse_malformed"
 	// KindDelivery is one sample per expected event (Stream.Expect,
 	// Stream.ExpectID): OK when the event arrives, with the time from the
@@ -109,10 +110,12 @@ type Config struct {
 	// FanoutKind names fan-out delay samples. Empty means
 	// DefaultFanoutKind.
 	FanoutKind string
-	// WrittenAt extracts the time the target wrote an event. Nil means
+	// WrittenAt extracts the time the target wrote an event; it returns
+	// ErrNoWrittenAt for an event that carries none, and any other error
+	// for one that does not parse (a KindMalformed sample). Nil means
 	// WrittenAtField("written_at"): a JSON string field with an RFC 3339
 	// time in the data.
-	WrittenAt func(ev Event) (time.Time, bool)
+	WrittenAt func(ev Event) (time.Time, error)
 	// Now is the clock that stamps receipt times and times expectations
 	// and their deadlines. Nil means time.Now. A KindDelivery sample
 	// recorded through a Sink's Begin takes its latency from the core's

@@ -35,6 +35,9 @@ type Stats struct {
 	// ClockSkew is the number of events whose written time was after their
 	// receipt (recorded as zero delay): the clocks disagree.
 	ClockSkew int64
+	// BadWrittenAt is the number of events whose written time did not
+	// parse (each a KindMalformed sample).
+	BadWrittenAt int64
 	// Expected is the number of events expected (Expect counts plus
 	// ExpectID calls). Expected = Delivered + Missing.
 	Expected int64
@@ -57,7 +60,7 @@ type Stats struct {
 type counters struct {
 	streams, connected, connects, connectErrors, drops, reconnects atomic.Int64
 	events, comments, unhealthy, unhealthyNow, protocolErrors      atomic.Int64
-	fanout, skew, expected, delivered, overdue                     atomic.Int64
+	fanout, skew, expected, delivered, overdue, badWritten         atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
@@ -79,6 +82,7 @@ func (c *counters) snapshot() Stats {
 		ProtocolErrors: c.protocolErrors.Load(),
 		FanoutSamples:  c.fanout.Load(),
 		ClockSkew:      c.skew.Load(),
+		BadWrittenAt:   c.badWritten.Load(),
 		Expected:       expected,
 		Delivered:      delivered,
 		Missing:        expected - delivered,

@@ -451,7 +451,13 @@ func (h *handler) Event(ev Event) {
 		s.gotFirst = true
 		s.record(KindFirstEvent, now.Sub(s.connStart), loadtest.Response{Outcome: loadtest.OK, Bytes: int64(len(ev.Data))})
 	}
-	if w, ok := cfg.WrittenAt(ev); ok {
+	if w, err := cfg.WrittenAt(ev); err != nil {
+		if !errors.Is(err, ErrNoWrittenAt) {
+			s.c.badWritten.Add(1)
+			s.g.c.badWritten.Add(1)
+			s.record(KindMalformed, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
+		}
+	} else {
 		d := now.Sub(w)
 		if d < 0 {
 			s.c.skew.Add(1)

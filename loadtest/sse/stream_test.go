@@ -118,6 +118,9 @@ func TestStream_FanoutAndFirstEvent(t *testing.T) {
 			_, _ = fmt.Fprintf(c, "id: 2\ndata: {\"written_at\":%q}\n\n", future)
 			// An event without a stamp: no fan-out sample.
 			_, _ = io.WriteString(c, "id: 3\ndata: {}\n\n")
+			// A stamp in a layout nobody gave: malformed, never silently
+			// left out.
+			_, _ = io.WriteString(c, "id: 4\ndata: {\"written_at\":\"2026-11-30 04:00:00.123Z\"}\n\n")
 			hold(c)
 		}}
 		g := newGroup(t, sse.Config{Dial: target.dial, Sink: rec})
@@ -133,10 +136,14 @@ func TestStream_FanoutAndFirstEvent(t *testing.T) {
 		first := rec.get(sse.KindFirstEvent)
 		require.Len(t, first, 1)
 		assert.Equal(t, 100*time.Millisecond, first[0].latency, "connect to first event")
-		assert.Equal(t, int64(3), st.Events)
+		assert.Equal(t, int64(4), st.Events)
 		assert.Equal(t, int64(2), st.FanoutSamples)
 		assert.Equal(t, int64(1), st.ClockSkew)
-		assert.Equal(t, "3", s.LastEventID())
+		assert.Equal(t, int64(1), st.BadWrittenAt)
+		bad := rec.get(sse.KindMalformed)
+		require.Len(t, bad, 1)
+		assert.ErrorContains(t, bad[0].resp.Err, `written_at "2026-11-30 04:00:00.123Z" does not parse`)
+		assert.Equal(t, "4", s.LastEventID())
 		assert.Equal(t, sse.DefaultClockName, st.Clock)
 		assert.Equal(t, []loadtest.Outcome{loadtest.OK}, rec.outcomes(sse.KindStream), "ended by Close: OK")
 		assert.Equal(t, int64(0), st.Drops)

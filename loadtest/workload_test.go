@@ -1,0 +1,131 @@
+package loadtest_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/loadtest"
+)
+
+// herd is a workload of one's own: every second, level requests at once (a
+// thundering herd), each measured from its tick.
+type herd struct {
+	do func(ctx context.Context) loadtest.Response
+}
+
+func (h herd) KindNames() []string { return []string{"herd"} }
+func (h herd) Validate() error     { return nil }
+func (h herd) Start(ctx context.Context, rec *loadtest.Recorder, seed uint64) loadtest.Driver {
+	d := &herdDriver{h: h, rec: rec, done: make(chan struct{})}
+	ctx, d.cancel = context.WithCancel(ctx)
+	go d.loop(ctx)
+	return d
+}
+
+type herdDriver struct {
+	h        herd
+	rec      *loadtest.Recorder
+	level    atomic.Int64
+	inflight atomic.Int64
+	cancel   context.CancelFunc
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func (d *herdDriver) Ramp(level float64, _ time.Duration) { d.level.Store(int64(level)) }
+func (d *herdDriver) InFlight() int64                     { return d.inflight.Load() }
+func (d *herdDriver) Stop()                               { d.cancel(); <-d.done; d.wg.Wait() }
+
+func (d *herdDriver) loop(ctx context.Context) {
+	defer close(d.done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case tick := <-t.C:
+			for range d.level.Load() {
+				p := d.rec.Request("herd", tick)
+				d.inflight.Add(1)
+				d.wg.Go(func() {
+					defer d.inflight.Add(-1)
+					resp := d.h.do(ctx)
+					if ctx.Err() != nil {
+						p.Abandon()
+						return
+					}
+					p.End(resp)
+				})
+			}
+		}
+	}
+}
+
+// A workload written outside the package runs like the built-in ones: its
+// requests are offered load, measured from their intended time, checked.
+func TestWorkloadOfYourOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := run(t, loadtest.Scenario{
+			Workload: herd{do: sleeper(20 * time.Millisecond)},
+			Plan:     loadtest.Ladder{Steps: []loadtest.Step{{Level: 5, Hold: 10 * time.Second}}},
+			Checks:   []loadtest.Check{loadtest.Latency{Kind: "herd", Percentile: 95, Bound: 50 * time.Millisecond, MinSamples: 40}},
+		})
+		s := res.Steps[0]
+		require.Equal(t, loadtest.Pass, s.Verdict, s.Violations)
+		assert.Equal(t, "custom", res.Model)
+		assert.InDelta(t, 50, s.Kind("herd").Total(), 5)
+		assert.InDelta(t, 5, s.Offered, 0.5)
+		assert.Equal(t, 20*time.Millisecond, s.Kind("herd").Latency.P50.Round(time.Millisecond))
+	})
+}
+
+// The open model can record observations: a request function that
+// publishes, and a subscriber outside the workload recording each
+// message's fan-out delay through the scenario's Recorder.
+func TestOpenModelRecordsObservations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := loadtest.NewRecorder("fanout")
+		published := make(chan time.Time, 1024)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { // the subscriber
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case at := <-published:
+					time.Sleep(3 * time.Millisecond) // delivery
+					rec.Record("fanout", time.Since(at), loadtest.Response{Outcome: loadtest.OK})
+				}
+			}
+		})
+		publish := func(ctx context.Context) loadtest.Response {
+			published <- time.Now()
+			return loadtest.Response{Outcome: loadtest.OK}
+		}
+		res := run(t, loadtest.Scenario{
+			Recorder: rec,
+			Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "publish", Weight: 1, Do: publish}}},
+			Plan:     loadtest.Ladder{Steps: []loadtest.Step{{Level: 100, Hold: 10 * time.Second}}},
+			Checks:   []loadtest.Check{loadtest.LatencyBelow("fanout", 99, 10*time.Millisecond)},
+		})
+		cancel()
+		wg.Wait()
+		s := res.Steps[0]
+		f := s.Kind("fanout")
+		require.NotNil(t, f, "the fan-out kind is in the step")
+		assert.True(t, f.Observed)
+		assert.InDelta(t, 1000, f.Total(), 20)
+		assert.Equal(t, 3*time.Millisecond, f.Latency.P50.Round(time.Millisecond))
+		assert.InDelta(t, 100, s.Achieved, 1, "observations are not requests")
+		assert.Equal(t, loadtest.Pass, s.Verdict, s.Violations)
+	})
+}
