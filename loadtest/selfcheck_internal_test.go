@@ -1,0 +1,63 @@
+package loadtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every bound of the generator's self-check, at and past its limit, and
+// disabled.
+func TestSelfCheckReasons(t *testing.T) {
+	sc := SelfCheck{}.withDefaults()
+	healthy := SelfCheckResult{ScheduleLagP99: time.Millisecond, CPU: 0.3, QueuedP99: time.Millisecond,
+		Memory: 100 << 20, MemoryLimit: 1 << 30, Files: 200, FileLimit: 20000}
+	require.Empty(t, sc.reasons(healthy))
+	for _, tc := range []struct {
+		name   string
+		change func(r *SelfCheckResult)
+		want   string
+	}{
+		// Requests started 80 ms late.
+		{"lag", func(r *SelfCheckResult) { r.ScheduleLagP99 = 80 * time.Millisecond }, "schedule lag p99 80ms > 50ms"},
+		// 95% of the cores.
+		{"cpu", func(r *SelfCheckResult) { r.CPU = 0.95 }, "the generator used 95% of its"},
+		// Requests waited 4 s for a pool connection.
+		{"queue", func(r *SelfCheckResult) { r.QueuedP99, r.QueuedMax = 3*time.Second, 4100*time.Millisecond }, "p99 3s, up to 4.1s (bound 10ms)"},
+		// 950 MiB of a 1 GiB limit.
+		{"memory", func(r *SelfCheckResult) { r.Memory = 950 << 20 }, "the generator's memory reached 950MiB of its 1GiB limit"},
+		// 18,500 of 20,000 descriptors.
+		{"files", func(r *SelfCheckResult) { r.Files = 18500 }, "the generator held 18500 open descriptors of its limit of 20000"},
+	} {
+		t.Run("bound="+tc.name, func(t *testing.T) {
+			r := healthy
+			tc.change(&r)
+			got := sc.reasons(r)
+			require.Len(t, got, 1)
+			assert.Contains(t, got[0], tc.want)
+		})
+	}
+	// A negative bound disables its check; an unknown limit checks nothing.
+	off := SelfCheck{MaxMemory: -1, MaxFiles: -1}.withDefaults()
+	r := healthy
+	r.Memory, r.Files = 1<<30, 20000
+	assert.Empty(t, off.reasons(r))
+	r.MemoryLimit, r.FileLimit = 0, 0
+	assert.Empty(t, sc.reasons(r))
+}
+
+// The generator's own series carry their limits, so the self-check can
+// judge them.
+func TestProcessSamplerLimits(t *testing.T) {
+	p := newProcessSampler()
+	ms, err := p.Sample(t.Context(), time.Now())
+	require.NoError(t, err)
+	limits := map[string]float64{}
+	for _, m := range ms {
+		limits[m.Metric] = m.Limit
+	}
+	assert.Positive(t, limits["memory"], "memory limit known")
+	assert.Positive(t, limits["files"], "descriptor limit known")
+}
