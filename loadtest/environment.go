@@ -32,6 +32,9 @@ type System struct {
 const (
 	// KindTarget is the service under test.
 	KindTarget = "target"
+	// KindService is another service of the system beside the target, such
+	// as a worker.
+	KindService = "service"
 	// KindDatabase is the database the target uses.
 	KindDatabase = "database"
 	// KindUpstream is a service the target calls, such as the mock upstream.
@@ -44,7 +47,8 @@ const (
 type Component struct {
 	// Name is the component's name: "relay", "postgres", "caddy".
 	Name string `json:"name"`
-	// Kind is its role: KindTarget, KindDatabase, KindUpstream, KindProxy.
+	// Kind is its role: KindTarget, KindService, KindDatabase,
+	// KindUpstream, KindProxy.
 	Kind string `json:"kind,omitempty"`
 	// Version is the component's version, when known.
 	Version string `json:"version,omitempty"`

@@ -72,7 +72,7 @@ func TestMain(m *testing.M) { fixtures.Main(m) }
 // TestLoad_Tiny drives tiny at 200 requests/s.
 func TestLoad_Tiny(t *testing.T) {
 	stack := fixtures.Start(t, fixtures.WithBackend(fixtures.BackendLocal),
-		fixtures.WithTarget(fixtures.Target{Name: "tiny", Package: "./cmd/tiny", AddrEnv: "ADDR"}),
+		fixtures.WithTarget(fixtures.Service{Name: "tiny", Package: "./cmd/tiny", Env: map[string]string{"ADDR": "{{.Addr}}"}}),
 		fixtures.WithDatabase(fixtures.NoDatabase), fixtures.WithoutUpstream(), fixtures.WithoutProxy())
 	hc, err := httpc.New(httpc.Options{})
 	if err != nil {
