@@ -431,6 +431,13 @@ func Paths(name string) (result, golden string, err error) {
 	return filepath.Join(resDir, rel), filepath.Join(goldDir, rel), nil
 }
 
+// LogDir returns where the components' logs of the test named name go:
+// beside its result, testdata/results/<Test>/<sub>[.short].logs (see Paths).
+func LogDir(name string) (string, error) {
+	res, _, err := Paths(name)
+	return strings.TrimSuffix(res, ".json") + ".logs", err
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v

@@ -306,3 +306,11 @@ func TestGoTestCommand(t *testing.T) {
 	assert.Contains(t, cmd, "-run=TestLoad_Smoke/users=50 -short=true -timeout=10m0s -loadtest.update")
 	assert.NotContains(t, cmd, "paniconexit0")
 }
+
+func TestLogDirBesideTheResult(t *testing.T) {
+	dir, err := LogDir("TestLoad_Smoke/backend=local/db=postgres")
+	require.NoError(t, err)
+	res, _, err := Paths("TestLoad_Smoke/backend=local/db=postgres")
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSuffix(res, ".json")+".logs", dir)
+}

@@ -117,6 +117,11 @@ func (s Spec) population() *Population {
 // the spec's secret).
 func (p *Population) Token(userID int64) string { return Token(p.Spec.Secret, userID) }
 
+// TokenOf returns the token of modeled user i (from 0) of a load test, the
+// population's users taken in turn: user i is Users[i mod len(Users)]. It
+// is what a workload's Token function wants.
+func (p *Population) TokenOf(i int) string { return p.Token(p.Users[i%len(p.Users)].ID) }
+
 // User returns the user with id id, or false when the population has none.
 func (p *Population) User(id int64) (User, bool) {
 	if id < 1 || id > int64(len(p.Users)) {

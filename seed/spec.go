@@ -228,6 +228,18 @@ func (s Spec) validate(needSecret bool) error {
 	return errors.Join(errs...)
 }
 
+// ForUsers returns the spec with enough users per workspace for n users in
+// all (at least n), the other fields kept: the population for a load test
+// whose top level is n modeled users.
+func (s Spec) ForUsers(n int) Spec {
+	w := s.Workspaces
+	if w <= 0 {
+		w = DefaultWorkspaces
+	}
+	s.UsersPerWorkspace = max(1, (n+w-1)/w)
+	return s
+}
+
 // Hash returns the hex SHA-256 (first 16 bytes) of the normalized spec
 // without its Secret, and of the generator's version: the value recorded in
 // seed_marker.spec_hash.

@@ -49,9 +49,15 @@ type Gateway struct {
 	Token func(user int) string
 	// ProtocolVersion is the MCP revision; empty means the default.
 	ProtocolVersion string
-	// Gaps are a human user's gaps between calls; the zero value means
-	// dist.CalibratedBursts(6s, 20s, 5 calls, 90s).
+	// Gaps are a human user's gaps between calls; the zero value means the
+	// calibrated bursts scaled to MeanGap: dist.CalibratedBursts(6s, 20s,
+	// 5 calls, 90s) by default.
 	Gaps dist.Bursts
+	// MeanGap is a human user's mean gap between calls when Gaps is zero:
+	// the calibrated bursts (a median of 6 s inside a burst, 90 s on
+	// average) scaled to it, so that a short run keeps their shape; 0
+	// means 90 s.
+	MeanGap time.Duration
 	// BotShare is the share of users that are bots; default 0.01, and a
 	// negative value means none.
 	BotShare float64
@@ -91,9 +97,14 @@ func (g *Gateway) Kinds() []string {
 
 func (g Gateway) withDefaults() (Gateway, error) {
 	if g.Gaps.InBurst == nil {
-		b, err := dist.CalibratedBursts(6*time.Second, 20*time.Second, 5, 90*time.Second)
+		mean := g.MeanGap
+		if mean <= 0 {
+			mean = 90 * time.Second
+		}
+		scale := mean.Seconds() / 90
+		b, err := dist.CalibratedBursts(dist.Seconds(6*scale), dist.Seconds(20*scale), 5, mean)
 		if err != nil {
-			return g, err
+			return g, fmt.Errorf("mcp: Gateway.MeanGap %v: %w", g.MeanGap, err)
 		}
 		g.Gaps = b
 	}

@@ -241,3 +241,4 @@ func TestGatewayWorkload_StreamDelivery(t *testing.T) {
 		})
 	}
 }
+

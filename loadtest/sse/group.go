@@ -1,9 +1,13 @@
 package sse
 
 import (
+	"fmt"
+
 	"context"
 	"sync"
 	"time"
+
+	"github.com/headroom-dev/headroom/loadtest"
 
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 )
@@ -76,4 +80,18 @@ func (g *Group) Close() Stats {
 		s.Close()
 	}
 	return g.Stats()
+}
+
+// Healthy returns a check that a step violates when a stream missed a
+// keepalive (KindHealth) or broke the protocol (KindMalformed): every
+// sample of those kinds is a fault.
+func Healthy() loadtest.Check {
+	return loadtest.Custom("streams healthy", func(s *loadtest.StepResult) error {
+		for _, kind := range []string{KindHealth, KindMalformed} {
+			if k := s.Kind(kind); k != nil && k.Total() > 0 {
+				return fmt.Errorf("%d %s sample(s): %v", k.Total(), kind, k.Errors)
+			}
+		}
+		return nil
+	})
 }
