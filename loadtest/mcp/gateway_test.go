@@ -241,4 +241,3 @@ func TestGatewayWorkload_StreamDelivery(t *testing.T) {
 		})
 	}
 }
-
