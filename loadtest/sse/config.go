@@ -134,6 +134,11 @@ type Config struct {
 	// deadline, and Close judges whatever is still missing, recording it
 	// then (no step waits for an event without a deadline).
 	DeliveryTimeout time.Duration
+	// Match, when set, says which events count for Expect and ExpectID,
+	// such as the publications of a stream that also carries a connect
+	// frame and pings; nil means every event. Every event still counts in
+	// Stats.Events and may carry a fan-out time.
+	Match func(ev Event) bool
 	// TrackIDs remembers the ids of events received so that ExpectID also
 	// matches events that arrived before they were expected. It costs
 	// memory per event received.

@@ -196,10 +196,10 @@ func (s *Stream) beginnerLocked() beginner {
 }
 
 // deliveryLocked returns the stream's delivery state, allocating it with
-// every event received so far as credit.
+// every matching event received so far as credit.
 func (s *Stream) deliveryLocked() *delivery {
 	if s.dl == nil {
-		s.dl = &delivery{credit: s.c.events.Load()}
+		s.dl = &delivery{credit: s.matched}
 	}
 	return s.dl
 }
@@ -212,7 +212,7 @@ func (s *Stream) arrivedLocked(id []byte, at time.Time) verdict {
 	d := s.dl
 	if d == nil {
 		if !track {
-			return verdict{} // credit: the event counter holds it
+			return verdict{} // credit: the matched counter holds it
 		}
 		d = s.deliveryLocked() // this event is in the credit already
 		d.seen = map[string]struct{}{string(id): {}}

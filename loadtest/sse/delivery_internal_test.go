@@ -20,6 +20,7 @@ func TestDelivery_TimerOnlyWhilePending(t *testing.T) {
 		arrive := func(id string) {
 			s.mu.Lock()
 			s.c.events.Add(1)
+			s.matched++
 			s.arrivedLocked([]byte(id), time.Now())
 			s.mu.Unlock()
 		}

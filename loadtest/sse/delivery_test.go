@@ -1,6 +1,7 @@
 package sse_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -519,5 +520,31 @@ func TestDelivery_ExpectIDObservedInItsStep(t *testing.T) {
 		assert.Contains(t, errs, `event id "b" expected 10s ago`)
 		assert.Contains(t, errs, "3 events expected 10s ago (at ")
 		assert.Contains(t, errs, "have not arrived; stream connected, 2 delivered, 4 missing")
+	})
+}
+
+// With Match, only the events that match count for expectations: a connect
+// frame and pings on the same stream neither satisfy one nor bank credit.
+func TestDelivery_MatchCountsOnlyMatchingEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &sink{}
+		target := &pipeTarget{serve: func(_ int, _ string, c net.Conn) {
+			_, _ = io.WriteString(c, okHead+"data: {\"connect\":{}}\n\ndata: {}\n\n")
+			time.Sleep(2 * time.Second)
+			_, _ = io.WriteString(c, "data: {\"pub\":{\"n\":1}}\n\ndata: {}\n\n")
+			hold(c)
+		}}
+		g := newGroup(t, sse.Config{Dial: target.dial, Sink: rec, DeliveryTimeout: 5 * time.Second,
+			Match: func(ev sse.Event) bool { return bytes.Contains(ev.Data, []byte(`"pub"`)) }})
+		s := g.Open(t.Context())
+		time.Sleep(time.Second) // the connect frame and a ping have arrived
+		s.Expect(2)             // the publication to come, and one that never will
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		st := s.Close()
+		assert.Equal(t, int64(4), st.Events)
+		assert.Equal(t, []loadtest.Outcome{loadtest.OK, loadtest.AppError}, rec.outcomes(sse.KindDelivery),
+			"the publication is delivered; the frames around it satisfy nothing")
+		assert.Equal(t, time.Second, rec.get(sse.KindDelivery)[0].latency)
 	})
 }

@@ -41,6 +41,7 @@ type Stream struct {
 	everConn  bool
 
 	mu       sync.Mutex
+	matched  int64     // events that count for expectations (Config.Match)
 	lastID   []byte    // copy of the parser's last event ID for other goroutines
 	dl       *delivery // expectations; nil until the first (see delivery.go)
 	left     bool      // the stream stopped: expectations are no longer judged
@@ -469,9 +470,13 @@ func (h *handler) Event(ev Event) {
 		s.record(cfg.FanoutKind, d, loadtest.Response{Outcome: loadtest.OK, Bytes: int64(len(ev.Data))})
 	}
 	s.mu.Lock()
-	s.c.events.Add(1) // under mu: before the first expectation, events are credit
+	s.c.events.Add(1)
 	s.lastID = append(s.lastID[:0], ev.ID...)
-	v := s.arrivedLocked(ev.ID, now)
+	var v verdict
+	if cfg.Match == nil || cfg.Match(ev) {
+		s.matched++ // under mu: before the first expectation, matched events are credit
+		v = s.arrivedLocked(ev.ID, now)
+	}
 	s.mu.Unlock()
 	s.settle(v)
 	if cfg.OnEvent != nil {
