@@ -24,8 +24,9 @@ unit: ## unit, fixture and integration tests (no load scenarios), the core under
 	$(GO) test -p 1 -count=1 -race -timeout 20m ./loadtest/...
 	$(GO) test -p 1 -count=1 -timeout 30m $$($(GO) list $(PKGS) | grep -v '/loadtest')
 
-scenarios-short: images ## every load scenario in -short mode (under a minute of load each)
+scenarios-short: images ## every load scenario in -short mode (under a minute of load each), the example modules' too
 	$(GO) test -tags load -short -count=1 -timeout 30m -v ./loadtest/scenarios/
+	cd examples/centrifugo && $(GO) test -tags load -short -count=1 -timeout 30m -v ./...
 
 load: images ## the main job: the smoke scenario at full size (knobs: USERS, RAMP, HOLD, LOADTEST_BACKEND)
 	$(GO) test -tags load -count=1 -timeout 2h -v -run '$(LOADRUN)' ./loadtest/scenarios/
@@ -51,6 +52,7 @@ lint: ## gofmt, go vet (also with the load tag, and the core for darwin and wind
 	GOOS=windows $(GO) vet ./loadtest/...
 	$(STATICCHECK) $(PKGS)
 	$(STATICCHECK) -tags load ./loadtest/scenarios/
+	cd examples/centrifugo && $(GO) vet -tags load ./... && $(STATICCHECK) -tags load ./...
 	$(ACTIONLINT)
 
 clean-results: ## remove run outputs (testdata/results)

@@ -56,10 +56,8 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 			P95: mockupstream.Duration(2 * time.Second), Cap: mockupstream.Duration(5 * time.Second)}
 	}
 	k.Set("upstream_call", upstream.Call)
-	logs, err := loadtest.LogDir(t.Name())
-	require.NoError(t, err)
 	stack := fixtures.Start(t, fixtures.WithBackend(backend), fixtures.WithDatabase(db),
-		fixtures.WithUpstreamBehavior(upstream), fixtures.WithLogDir(logs))
+		fixtures.WithUpstreamBehavior(upstream))
 
 	// Enough users for the top step, with a month of usage for the dashboard.
 	spec := seed.Smoke.ForUsers(top)
