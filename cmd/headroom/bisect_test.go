@@ -12,20 +12,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/internal/usermod"
 )
 
 // The throwaway module the bisect test builds a history of: a tiny service
 // whose cost per request is a constant, and a load scenario for it that
 // uses Headroom from this checkout (a replace directive).
 const (
-	tinyGoMod = `module example.com/tiny
-
-go 1.26.0
-
-require github.com/headroom-dev/headroom v0.0.0
-
-replace github.com/headroom-dev/headroom => %s
-`
 	tinyMain = `// Command tiny hashes a buffer rounds times per request.
 package main
 
@@ -128,25 +122,13 @@ func TestBisectFindsThePlantedRegression(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	repo := filepath.Join(tmp, "tiny")
-	write := func(name, content string) {
-		p := filepath.Join(repo, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-	}
-	write("go.mod", fmt.Sprintf(tinyGoMod, root))
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	require.NoError(t, err)
-	write("go.sum", string(sum))
-	write(".gitignore", "/testdata/results/\n")
-	write("cmd/tiny/main.go", tinyMain)
-	write("cmd/tiny/rounds.go", fmt.Sprintf(tinyRounds, "", 300))
-	write("loadtest/tiny_test.go", tinyScenario)
-	tidy := exec.Command("go", "mod", "tidy")
-	tidy.Dir = repo
-	tidy.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off")
-	out, err = tidy.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	mod := usermod.New(t, root, "example.com/tiny", map[string]string{
+		".gitignore":            "/testdata/results/\n",
+		"cmd/tiny/main.go":      tinyMain,
+		"cmd/tiny/rounds.go":    fmt.Sprintf(tinyRounds, "", 300),
+		"loadtest/tiny_test.go": tinyScenario,
+	})
+	repo, write := mod.Dir, mod.Write
 	git(t, repo, "init", "-q", "-b", "main")
 	var commits []string
 	for i := 1; i <= 8; i++ {
