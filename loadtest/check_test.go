@@ -3,6 +3,7 @@ package loadtest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -197,6 +198,59 @@ func TestStarvedTargetFailsNamingTheComponent(t *testing.T) {
 		assert.ErrorContains(t, err, "failures of tools/call < 0.5% (not counting app_error): no successful tools/call during the hold (")
 		assert.ErrorContains(t, err, "near its limit: relay memory: max 8MiB of 8MiB (100%)")
 		assert.ErrorContains(t, err, "no step passed")
+	})
+}
+
+// failingProxy is a sampler of the harness whose proxy stopped: it reports
+// its series and a harness fault.
+type failingProxy struct{}
+
+func (failingProxy) Sample(context.Context, time.Time) ([]loadtest.Measurement, error) {
+	return []loadtest.Measurement{{Component: "docker-proxy", Metric: "memory", Unit: "bytes", Value: 1 << 20, Harness: true}},
+		fmt.Errorf("%w: the proxy of caddy's published port exited", loadtest.ErrHarness)
+}
+
+// When the harness itself gives out — its proxy in front of the target
+// stopped, so every connection is refused and nothing succeeds — the step is
+// invalid, naming the harness, never the target's breach: the case of the
+// 3,000-user smoke whose docker-proxy reached its descriptor limit. A series
+// of the harness near its limit does the same.
+func TestHarnessFaultsMakeTheStepInvalid(t *testing.T) {
+	refused := loadtest.Kind{Name: "tools/call", Weight: 1, Do: answer(always(loadtest.TransportError))}
+	checks := []loadtest.Check{loadtest.FailuresBelow("tools/call", 0.005)}
+	t.Run("fault", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			res := run(t, loadtest.Scenario{
+				Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{refused}},
+				Plan:     loadtest.Levels(0, 5*time.Second, 20, 40),
+				Checks:   checks,
+				Samplers: []loadtest.Sampler{failingProxy{}},
+			})
+			require.Len(t, res.Steps, 1)
+			s := res.Steps[0]
+			assert.Equal(t, loadtest.Invalid, s.Verdict)
+			assert.Contains(t, s.Self.Reasons, "harness fault: the proxy of caddy's published port exited")
+			assert.NotEmpty(t, s.Violations, "kept for the record")
+			assert.NotNil(t, s.Resource("docker-proxy", "memory"), "a failing sampler's measurements are kept")
+			err := res.Err()
+			require.ErrorIs(t, err, loadtest.ErrInvalid)
+			assert.NotErrorIs(t, err, loadtest.ErrBreach, "not the target's breach")
+		})
+	})
+	t.Run("series", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			res := run(t, loadtest.Scenario{
+				Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{refused}},
+				Plan:     loadtest.Levels(0, 5*time.Second, 20, 40),
+				Checks:   checks,
+				Samplers: []loadtest.Sampler{fakeSampler{loadtest.Measurement{Component: "docker-proxy", Metric: "files", Unit: "count", Value: 19500, Limit: 20000, Harness: true}}},
+			})
+			s := res.Steps[0]
+			assert.Equal(t, loadtest.Invalid, s.Verdict)
+			assert.Contains(t, s.Self.Reasons, "the harness, not the target, is near its limit: docker-proxy files: max 19500 of 20000 (98%)")
+			assert.Empty(t, s.Saturated, "the system under test was not")
+			assert.NotErrorIs(t, res.Err(), loadtest.ErrBreach)
+		})
 	})
 }
 

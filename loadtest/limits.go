@@ -46,9 +46,9 @@ func fitsLimiters(w Workload, p Plan) error {
 }
 
 // saturated returns the resources that ran near their limit: a CPU series
-// whose mean reached 90% of its quota, any other series whose maximum did.
-func saturated(rs []SeriesSummary) []string {
-	var out []string
+// whose mean reached 90% of its quota, any other series whose maximum did;
+// those of the system under test, and those of the harness apart.
+func saturated(rs []SeriesSummary) (system, harness []string) {
 	for _, r := range rs {
 		if r.Limit <= 0 {
 			continue
@@ -57,12 +57,18 @@ func saturated(rs []SeriesSummary) []string {
 		if r.Metric == "cpu" {
 			v, how = r.Mean, "mean"
 		}
-		if v >= 0.9*r.Limit {
-			out = append(out, fmt.Sprintf("%s %s: %s %s of %s (%.0f%%)", r.Component, r.Metric, how,
-				formatValue(v, r.Unit), formatValue(r.Limit, r.Unit), v/r.Limit*100))
+		if v < 0.9*r.Limit {
+			continue
+		}
+		msg := fmt.Sprintf("%s %s: %s %s of %s (%.0f%%)", r.Component, r.Metric, how,
+			formatValue(v, r.Unit), formatValue(r.Limit, r.Unit), v/r.Limit*100)
+		if r.Harness {
+			harness = append(harness, msg)
+		} else {
+			system = append(system, msg)
 		}
 	}
-	return out
+	return system, harness
 }
 
 // formatValue renders a value in its unit: bytes in binary units, cores and

@@ -372,7 +372,12 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 		sr.Self.Files, sr.Self.FileLimit = int64(f.Max), int64(f.Limit)
 	}
 	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self)
-	sr.Saturated = saturated(sr.Resources)
+	sr.Self.Reasons = append(sr.Self.Reasons, r.samples.faultsIn(start, end)...)
+	var harness []string
+	sr.Saturated, harness = saturated(sr.Resources)
+	for _, h := range harness {
+		sr.Self.Reasons = append(sr.Self.Reasons, "the harness, not the target, is near its limit: "+h)
+	}
 
 	for _, c := range r.s.Checks {
 		switch err := c.Evaluate(sr); {

@@ -2,8 +2,10 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -24,7 +26,19 @@ type Measurement struct {
 	// CPU quota or memory limit, the process's descriptor limit — and 0
 	// otherwise. A step reports the series that came near their limit.
 	Limit float64
+	// Harness marks a series of the test's own machinery, not of the
+	// system under test — Docker's userland proxy of a published port, a
+	// load balancer of the harness. Near its limit, it makes the step
+	// invalid rather than a breach. (The generator's own series are judged
+	// by the SelfCheck.)
+	Harness bool
 }
+
+// ErrHarness marks a sampler's error as a fault of the harness, not of the
+// system under test: a proxy of the harness exited, a port stopped
+// accepting. A step whose hold saw one is invalid, with the error as its
+// reason — wrap it: fmt.Errorf("%w: docker-proxy of caddy exited", ErrHarness).
+var ErrHarness = errors.New("harness fault")
 
 // Sampler is anything measured periodically into named series: container
 // CPU and memory, database connections, the generator's own process. A run
@@ -44,6 +58,7 @@ type sampleLog struct {
 
 	mu     sync.Mutex // guards the fields below; serialises sampling
 	points []timedMeasurement
+	faults []timedFault
 	warned map[int]bool
 	last   time.Time               // when the samplers were last measured
 	prev   map[[2]string]time.Time // last sample of each series
@@ -55,6 +70,12 @@ type timedMeasurement struct {
 	at    time.Time
 	since time.Duration
 	m     Measurement
+}
+
+// timedFault is a harness fault a sampler reported at a sampling.
+type timedFault struct {
+	at  time.Time
+	msg string
 }
 
 // minSampleGap is the shortest interval between two samplings: a rate over
@@ -81,7 +102,9 @@ func (l *sampleLog) loop(ctx context.Context, every time.Duration) {
 
 // sampleAt measures every sampler once, all at the same time, and stamps
 // the measurements with at; it does nothing when the samplers were measured
-// less than minSampleGap before at. A failing sampler is logged once.
+// less than minSampleGap before at. A failing sampler is logged once and
+// what it did measure is kept; its harness faults (ErrHarness) are kept
+// for the steps they spoil.
 func (l *sampleLog) sampleAt(ctx context.Context, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -102,11 +125,13 @@ func (l *sampleLog) sampleAt(ctx context.Context, at time.Time) {
 	wg.Wait()
 	for i, ms := range results {
 		if err := errs[i]; err != nil {
+			if errors.Is(err, ErrHarness) && ctx.Err() == nil {
+				l.faults = append(l.faults, timedFault{at: at, msg: err.Error()})
+			}
 			if ctx.Err() == nil && !l.warned[i] {
 				l.warned[i] = true
 				l.logf("sampler %T: %v (further errors not shown)", l.samplers[i], err)
 			}
-			continue
 		}
 		now := at
 		for _, m := range ms {
@@ -119,6 +144,19 @@ func (l *sampleLog) sampleAt(ctx context.Context, at time.Time) {
 			l.points = append(l.points, timedMeasurement{at: now, since: since, m: m})
 		}
 	}
+}
+
+// faultsIn returns the distinct harness faults reported within [from, to].
+func (l *sampleLog) faultsIn(from, to time.Time) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, f := range l.faults {
+		if !f.at.Before(from) && !f.at.After(to) && !slices.Contains(out, f.msg) {
+			out = append(out, f.msg)
+		}
+	}
+	return out
 }
 
 // summary returns the mean and max of every series sampled within [from,
@@ -139,7 +177,7 @@ func (l *sampleLog) summary(from, to time.Time) []SeriesSummary {
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, SeriesSummary{Component: p.m.Component, Metric: p.m.Metric, Unit: p.m.Unit, Max: math.Inf(-1), Limit: p.m.Limit})
+			out = append(out, SeriesSummary{Component: p.m.Component, Metric: p.m.Metric, Unit: p.m.Unit, Max: math.Inf(-1), Limit: p.m.Limit, Harness: p.m.Harness})
 			weights = append(weights, 0)
 		}
 		s := &out[i]

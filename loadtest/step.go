@@ -110,8 +110,10 @@ type SelfCheckResult struct {
 	MemoryLimit int64 `json:"memory_limit,omitempty"`
 	Files       int64 `json:"files,omitempty"`
 	FileLimit   int64 `json:"file_limit,omitempty"`
-	// Reasons says why the generator, not the target, was the bottleneck;
-	// empty when the generator was healthy.
+	// Reasons says why the generator or another part of the harness, not
+	// the target, was the bottleneck: the SelfCheck's bounds, harness series
+	// near their limits, harness faults reported by samplers (ErrHarness);
+	// empty when the harness was healthy.
 	Reasons []string `json:"reasons,omitempty"`
 }
 
@@ -125,6 +127,8 @@ type SeriesSummary struct {
 	Samples   int     `json:"samples"`
 	// Limit is the series' bound in Unit, 0 when it has none.
 	Limit float64 `json:"limit,omitempty"`
+	// Harness marks a series of the test's own machinery (Measurement.Harness).
+	Harness bool `json:"harness,omitempty"`
 }
 
 // Resource returns the summary of the series component/metric, or nil.
