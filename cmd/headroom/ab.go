@@ -67,6 +67,7 @@ func abCmd(args []string, stdout io.Writer) error {
 	tags := fl.String("tags", "load", "build tags of the scenario test")
 	short := fl.Bool("short", false, "run the scenario at its -short size")
 	trials := fl.Int("trials", ab.DefaultTrials, "trials per arm (5 or more to be able to show a difference)")
+	maxTrials := fl.Int("max-trials", 0, "most trials per arm when a primary figure stays unsettled (inconclusive, pointing worse); 0 means twice -trials")
 	seed := fl.Uint64("seed", 1, "seed of the trials' order")
 	timeout := fl.Duration("timeout", 30*time.Minute, "bound on one trial")
 	out := fl.String("o", "", "directory for the trials' results, logs and the report (default testdata/results/ab/<time>)")
@@ -187,7 +188,7 @@ func abCmd(args []string, stdout io.Writer) error {
 		}
 		return rs, nil
 	}
-	reports, err := ab.Run(ctx, ab.Config{Trials: *trials, Seed: *seed, Logf: logf}, trial)
+	reports, err := ab.Run(ctx, ab.Config{Trials: *trials, MaxTrials: *maxTrials, Seed: *seed, Logf: logf}, trial)
 	if err != nil {
 		return &exitError{exitInvalid, fmt.Errorf("interrupted: %w (the trials so far are in %s)", err, *out)}
 	}

@@ -157,7 +157,7 @@ func TestSecondaryFiguresDoNotDecide(t *testing.T) {
 func TestRejectedTrials(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	base := trial{relayCPU: 130, pgCPU: 40, latency: 5, noise: 0.02}
-	reps, err := ab.Run(context.Background(), ab.Config{Trials: 3}, func(_ context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
+	reps, err := ab.Run(context.Background(), ab.Config{Trials: 3, MaxTrials: 3}, func(_ context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
 		switch {
 		case arm == ab.B && i == 0:
 			return nil, errors.New("the target did not build")
@@ -185,6 +185,41 @@ func TestRejectedTrials(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ab.Undecided, ab.Worst(reps))
 	assert.Contains(t, reps[0].Reason, "no trial gave a result")
+}
+
+// One stray trial widens a figure's interval until a real 1.5× cost is
+// only "inconclusive" — once taken as unchanged, which sent a bisection
+// the wrong way. An unsettled figure now gets more trials, up to
+// MaxTrials, and the regression shows.
+func TestUnsettledFiguresGetMoreTrials(t *testing.T) {
+	run := func(max int) (*ab.Report, int) {
+		r := rand.New(rand.NewPCG(3, 3))
+		a, b := trial{relayCPU: 130, pgCPU: 40, latency: 5, noise: 0.03}, trial{relayCPU: 195, pgCPU: 40, latency: 5, noise: 0.03}
+		ran := 0
+		reps, err := ab.Run(context.Background(), ab.Config{Trials: 5, MaxTrials: max, Seed: 7}, func(_ context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
+			ran++
+			switch {
+			case arm == ab.A:
+				return []*loadtest.Result{a.result(r)}, nil
+			case i == 1: // a stray trial: the target's CPU mostly missed
+				stray := b
+				stray.relayCPU = 20
+				return []*loadtest.Result{stray.result(r)}, nil
+			}
+			return []*loadtest.Result{b.result(r)}, nil
+		})
+		require.NoError(t, err)
+		return reps[0], ran
+	}
+	rep, ran := run(5)
+	assert.Equal(t, 10, ran, "MaxTrials = Trials adds none")
+	assert.NotEqual(t, ab.Regressed, rep.Verdict, "five trials with strays do not show it: %s", rep.Reason)
+	rep, ran = run(0)
+	assert.Greater(t, ran, 10, "more trials were added")
+	assert.LessOrEqual(t, ran, 20, "at most twice Trials per arm")
+	assert.Equal(t, ab.Regressed, rep.Verdict, "%s", rep.Reason)
+	_, err := ab.Run(context.Background(), ab.Config{Trials: 5, MaxTrials: 3}, nil)
+	assert.ErrorContains(t, err, "MaxTrials is 3, below Trials 5")
 }
 
 func TestWorst(t *testing.T) {

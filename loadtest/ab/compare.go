@@ -161,6 +161,24 @@ func (r *Report) decide() (Verdict, string) {
 	return Unchanged, "no primary figure moved by what matters"
 }
 
+// unsettled reports whether more trials could make the verdict worse: it
+// is undecided, or short of a regression a primary figure is inconclusive
+// with its estimate worse by more than what matters.
+func (r *Report) unsettled() bool {
+	switch r.Verdict {
+	case Regressed:
+		return false
+	case Undecided:
+		return true
+	}
+	for _, f := range r.Figures {
+		if f.Primary && f.Comparison.Answer == Inconclusive && f.pointsWorse() {
+			return true
+		}
+	}
+	return false
+}
+
 // band is the change of a figure that does not matter, in its unit.
 func (f FigureResult) band() float64 {
 	return max(f.Rule.withDefaults().Relative*math.Abs(f.Comparison.A.Median), f.Rule.Absolute)

@@ -47,6 +47,12 @@ func Order(n int, seed uint64) []Arm {
 type Config struct {
 	// Trials is the number of trials per arm; default DefaultTrials.
 	Trials int
+	// MaxTrials is the most trials per arm when the first Trials leave a
+	// primary figure unsettled — inconclusive, its estimate worse by more
+	// than what matters (one stray trial widens an interval that much):
+	// blocks of one A and one B are added until every report settles or
+	// MaxTrials is reached. Default 2×Trials; equal to Trials adds none.
+	MaxTrials int
 	// Seed decides the order of the trials; default 1.
 	Seed uint64
 	// Logf receives a line per trial; nil discards them.
@@ -58,8 +64,9 @@ type Config struct {
 // the trial; the comparison goes on with the others.
 type TrialFunc func(ctx context.Context, arm Arm, i int) ([]*loadtest.Result, error)
 
-// Run runs the trials of both arms interleaved in the order Order gives and
-// compares them, one report per scenario, in the order the scenarios first
+// Run runs the trials of both arms interleaved in the order Order gives,
+// adds blocks while a report is unsettled (Config.MaxTrials), and compares
+// them, one report per scenario, in the order the scenarios first
 // appeared. It stops early, returning ctx's error with what was compared
 // so far, when ctx ends.
 func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
@@ -68,6 +75,12 @@ func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
 	}
 	if cfg.Trials < 1 {
 		return nil, fmt.Errorf("ab: Trials is %d; give at least 2 per arm (5 or more to be able to show a difference)", cfg.Trials)
+	}
+	if cfg.MaxTrials == 0 {
+		cfg.MaxTrials = 2 * cfg.Trials
+	}
+	if cfg.MaxTrials < cfg.Trials {
+		return nil, fmt.Errorf("ab: MaxTrials is %d, below Trials %d; give at least as many, or 0 for twice Trials", cfg.MaxTrials, cfg.Trials)
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
@@ -79,38 +92,60 @@ func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
 	results := map[string]*[2][]*loadtest.Result{}
 	var rejected []string
 	count := [2]int{}
-	order := Order(cfg.Trials, cfg.Seed)
-	for n, arm := range order {
-		if ctx.Err() != nil {
+	n := 0
+	run := func(order []Arm) {
+		for _, arm := range order {
+			if ctx.Err() != nil {
+				return
+			}
+			i := count[arm]
+			count[arm]++
+			n++
+			cfg.Logf("trial %d: arm %s #%d", n, arm, i+1)
+			rs, err := trial(ctx, arm, i)
+			if err != nil {
+				rejected = append(rejected, fmt.Sprintf("%s trial %d: %v", arm, i+1, err))
+				cfg.Logf("  rejected: %v", err)
+				continue
+			}
+			for _, r := range rs {
+				if results[r.Scenario] == nil {
+					results[r.Scenario] = &[2][]*loadtest.Result{}
+					scenarios = append(scenarios, r.Scenario)
+				}
+				results[r.Scenario][arm] = append(results[r.Scenario][arm], r)
+				cfg.Logf("  %s: %s, capacity %g", r.Scenario, r.Verdict, r.Capacity)
+			}
+		}
+	}
+	compare := func() []*Report {
+		var reports []*Report
+		for _, s := range scenarios {
+			rep := CompareResults(s, results[s][A], results[s][B])
+			rep.Rejected = append(slices.Clone(rejected), rep.Rejected...)
+			reports = append(reports, rep)
+		}
+		if len(reports) == 0 && len(rejected) > 0 {
+			reports = append(reports, &Report{Verdict: Undecided, Rejected: rejected,
+				Reason: "no trial gave a result: " + strings.Join(rejected, "; ")})
+		}
+		return reports
+	}
+	run(Order(cfg.Trials, cfg.Seed))
+	reports := compare()
+	for block := uint64(1); count[A] < cfg.MaxTrials && ctx.Err() == nil; block++ {
+		var unsettled []string
+		for _, r := range reports {
+			if r.unsettled() {
+				unsettled = append(unsettled, r.Scenario)
+			}
+		}
+		if len(unsettled) == 0 {
 			break
 		}
-		i := count[arm]
-		count[arm]++
-		cfg.Logf("trial %d of %d: arm %s #%d", n+1, len(order), arm, i+1)
-		rs, err := trial(ctx, arm, i)
-		if err != nil {
-			rejected = append(rejected, fmt.Sprintf("%s trial %d: %v", arm, i+1, err))
-			cfg.Logf("  rejected: %v", err)
-			continue
-		}
-		for _, r := range rs {
-			if results[r.Scenario] == nil {
-				results[r.Scenario] = &[2][]*loadtest.Result{}
-				scenarios = append(scenarios, r.Scenario)
-			}
-			results[r.Scenario][arm] = append(results[r.Scenario][arm], r)
-			cfg.Logf("  %s: %s, capacity %g", r.Scenario, r.Verdict, r.Capacity)
-		}
-	}
-	var reports []*Report
-	for _, s := range scenarios {
-		rep := CompareResults(s, results[s][A], results[s][B])
-		rep.Rejected = append(slices.Clone(rejected), rep.Rejected...)
-		reports = append(reports, rep)
-	}
-	if len(reports) == 0 && len(rejected) > 0 {
-		reports = append(reports, &Report{Verdict: Undecided, Rejected: rejected,
-			Reason: "no trial gave a result: " + strings.Join(rejected, "; ")})
+		cfg.Logf("unsettled (%s): one more trial per arm", strings.Join(unsettled, ", "))
+		run(Order(1, cfg.Seed+block))
+		reports = compare()
 	}
 	return reports, ctx.Err()
 }
