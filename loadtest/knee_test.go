@@ -78,6 +78,10 @@ func TestKneeSearchFindsTheKnee(t *testing.T) {
 				assert.Greater(t, res.FirstFailure, tc.capacity)
 				assert.LessOrEqual(t, (res.FirstFailure-res.Capacity)/res.Capacity, 0.10)
 				assert.Contains(t, res.Conclusion, "knee between")
+				// The failing probes bracket the knee: the search's
+				// finding, not a breach.
+				assert.Equal(t, loadtest.Pass, res.Verdict)
+				assert.NoError(t, res.Err())
 				trials := max(tc.plan.Trials, 1)
 				assert.LessOrEqual(t, len(res.Steps), 12*trials, "bounded probes")
 				for _, s := range res.Steps {
@@ -95,6 +99,22 @@ func TestKneeSearchThatNeverBreaksStopsAtMax(t *testing.T) {
 		assert.Equal(t, 1000.0, res.Capacity)
 		assert.Equal(t, 0.0, res.FirstFailure)
 		assert.Contains(t, res.Conclusion, "no breach up to the maximum level 1000")
+		assert.NoError(t, res.Err())
+	})
+}
+
+// TestKneeSearchThatFindsNothingIsABreach: when even the lowest level
+// fails, the knee search is a breach, as a ladder whose every step failed.
+func TestKneeSearchThatFindsNothingIsABreach(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := run(t, kneeScenario(20, loadtest.Knee{Start: 400, Factor: 2, Max: 1000, Hold: 5 * time.Second, MaxProbes: 3}))
+		assert.Equal(t, []float64{400, 200, 100}, levels(res))
+		assert.Equal(t, 0.0, res.Capacity)
+		assert.Equal(t, loadtest.Fail, res.Verdict)
+		err := res.Err()
+		require.ErrorIs(t, err, loadtest.ErrBreach)
+		assert.ErrorContains(t, err, "no step passed")
+		assert.ErrorContains(t, err, "step 3 (level 100): p95 of get < 100ms")
 	})
 }
 

@@ -50,9 +50,10 @@ type Result struct {
 	Capacity float64 `json:"capacity"`
 	// FirstFailure is the lowest level that failed; 0 when none did.
 	FirstFailure float64 `json:"first_failure,omitempty"`
-	// Verdict is pass when every step passed, fail when one failed,
-	// invalid when the generator was the bottleneck, incomplete when the
-	// run was interrupted.
+	// Verdict is pass when every step passed (a knee search: when a level
+	// held below every failing probe), fail when one failed, invalid when
+	// the generator was the bottleneck, incomplete when the run was
+	// interrupted.
 	Verdict Verdict `json:"verdict"`
 	// Partial is set when the run was interrupted; what was measured up to
 	// then is kept.
@@ -126,6 +127,10 @@ func (res *Result) summarise() {
 		res.Verdict = Incomplete
 	case slices.Contains(verdicts, Invalid):
 		res.Verdict = Invalid
+	case res.Plan.Kind == "knee" && res.Capacity > 0:
+		// A knee search fails probes on purpose: the lowest failure
+		// brackets the knee. It passes when it found a level that held.
+		res.Verdict = Pass
 	case res.FirstFailure > 0:
 		res.Verdict = Fail
 	default:
@@ -168,10 +173,13 @@ func (res *Result) Err() error {
 	add := func(class error, format string, args ...any) {
 		errs = append(errs, verdictError{class, fmt.Sprintf(format, args...)})
 	}
+	// A knee search's failing probes bracket the knee: they are its
+	// finding, not a breach, once a lower level held.
+	knee := res.Plan.Kind == "knee" && res.Capacity > 0
 	failed := false
 	for _, s := range res.Steps {
 		at := fmt.Sprintf("step %d (level %g)", s.Index+1, s.Step.Level)
-		if s.Verdict == Fail {
+		if s.Verdict == Fail && !knee {
 			// An invalid step's violations are not the target's: they stay
 			// in the step for the record, not in the verdict.
 			failed = true
@@ -179,7 +187,7 @@ func (res *Result) Err() error {
 				add(ErrBreach, "%s: %s", at, v)
 			}
 		}
-		if s.Verdict == Fail && len(s.Saturated) > 0 {
+		if s.Verdict == Fail && !knee && len(s.Saturated) > 0 {
 			add(ErrBreach, "%s: near its limit: %s", at, strings.Join(s.Saturated, "; "))
 		}
 		for _, v := range s.invalidReasons() {

@@ -24,8 +24,11 @@ type Dialer struct {
 	Timeout time.Duration
 	// HTTP2 offers "h2" before "http/1.1" in the TLS handshake (ALPN).
 	HTTP2 bool
+	// Routes sends a connection aimed at a key (host:port) to the key's
+	// addresses in turn; see Options.Routes.
+	Routes map[string][]string
 
-	next atomic.Uint32
+	next, route atomic.Uint32
 }
 
 // NewDialer returns a Dialer for the TLS roots, source addresses and dial
@@ -39,12 +42,16 @@ func NewDialer(opts Options) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dialer{TLS: cfg, LocalAddrs: o.LocalAddrs, Timeout: o.DialTimeout, HTTP2: o.HTTP2}, nil
+	return &Dialer{TLS: cfg, LocalAddrs: o.LocalAddrs, Timeout: o.DialTimeout, HTTP2: o.HTTP2, Routes: o.Routes}, nil
 }
 
-// DialTCP opens a plain TCP connection to addr (host:port) from the next
-// source address, within the dial timeout and ctx.
+// DialTCP opens a plain TCP connection to addr (host:port) — or to the
+// next of its Routes — from the next source address, within the dial
+// timeout and ctx.
 func (d *Dialer) DialTCP(ctx context.Context, addr string) (net.Conn, error) {
+	if to := d.Routes[addr]; len(to) > 0 {
+		addr = to[int(d.route.Add(1)-1)%len(to)]
+	}
 	nd := net.Dialer{Timeout: d.timeout(), KeepAlive: -1}
 	if n := len(d.LocalAddrs); n > 0 {
 		i := int(d.next.Add(1)-1) % n

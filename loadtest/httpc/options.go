@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"time"
 )
@@ -76,6 +77,14 @@ type Options struct {
 	// ephemeral port range of one address is not enough. Empty means the
 	// system's choice.
 	LocalAddrs []netip.Addr
+	// Routes spreads connections: a connection aimed at a key (host:port,
+	// as in the URL) is opened to the key's addresses in turn instead. It
+	// lets one target be reached through several published ports of the
+	// same server when one port's forwarder cannot hold every connection
+	// (Docker's userland proxy holds a few thousand); the Host header and
+	// the TLS server name stay the URL's. fixtures.Stack.ClientOptions
+	// fills it.
+	Routes map[string][]string
 	// ReadBufferSize is the per-connection read buffer of the lean engine
 	// in bytes. Zero means DefaultReadBufferSize.
 	ReadBufferSize int
@@ -110,6 +119,19 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("httpc: WriteBufferSize is %d; set a positive size or 0 for the default %d", o.WriteBufferSize, DefaultWriteBufferSize)
 	case o.MaxBodySize < 0:
 		return o, fmt.Errorf("httpc: MaxBodySize is %d; set a positive size or 0 for the default %d", o.MaxBodySize, DefaultMaxBodySize)
+	}
+	for from, to := range o.Routes {
+		if _, _, err := net.SplitHostPort(from); err != nil {
+			return o, fmt.Errorf("httpc: Routes key %q is not host:port (%v); give the address as in the URL, e.g. 127.0.0.1:8443", from, err)
+		}
+		if len(to) == 0 {
+			return o, fmt.Errorf("httpc: Routes[%q] is empty; give the addresses that serve it, or leave the key out", from)
+		}
+		for _, a := range to {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return o, fmt.Errorf("httpc: Routes[%q] has %q, not host:port (%v)", from, a, err)
+			}
+		}
 	}
 	if o.MaxConnsPerHost == 0 {
 		o.MaxConnsPerHost = DefaultMaxConnsPerHost
