@@ -81,6 +81,16 @@ type Gateway struct {
 	DeliveryTimeout time.Duration
 	// Arguments returns the arguments of a call; nil sends {"query": "…"}.
 	Arguments func(u *loadtest.User, tool string) any
+	// ClientAddrs has every user send its own client address,
+	// httpc.ClientAddr(user), as X-Forwarded-For on its requests and its
+	// stream, as users behind a load balancer arrive from many addresses
+	// (a per-client rate limiter sees many clients, not one). Check first
+	// that the target believes it: httpc.CheckForwardedFor.
+	ClientAddrs bool
+	// Idle users connect (initialize and tools/list), open their stream
+	// and then hold it without a call until the run ends: what an idle
+	// connected user costs the gateway.
+	Idle bool
 }
 
 // Kinds returns every kind the workload records.
@@ -161,14 +171,18 @@ func (g *Gateway) Users() (*loadtest.Users, error) {
 
 // behave is one gateway user's life.
 func (g Gateway) behave(u *loadtest.User) {
-	c, err := New(g.HTTP, Options{URL: g.URL, Token: g.Token(u.ID), ProtocolVersion: g.ProtocolVersion})
+	var header []httpc.Header
+	if g.ClientAddrs {
+		header = []httpc.Header{httpc.ForwardedFor(u.ID)}
+	}
+	c, err := New(g.HTTP, Options{URL: g.URL, Token: g.Token(u.ID), ProtocolVersion: g.ProtocolVersion, Header: header})
 	if err != nil {
 		u.Record(KindInitialize, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
 		return
 	}
 	var dashboard *httpc.Request
-	if g.DashboardURL != "" {
-		dashboard, err = g.HTTP.Prepare("GET", g.DashboardURL, []httpc.Header{{Name: "Authorization", Value: "Bearer " + g.Token(u.ID)}}, nil)
+	if g.DashboardURL != "" && !g.Idle {
+		dashboard, err = g.HTTP.Prepare("GET", g.DashboardURL, append([]httpc.Header{{Name: "Authorization", Value: "Bearer " + g.Token(u.ID)}}, header...), nil)
 		if err != nil {
 			u.Record(KindDashboard, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
 			return
@@ -208,6 +222,10 @@ func (g Gateway) behave(u *loadtest.User) {
 		defer stream.Close()
 	}
 
+	if g.Idle {
+		<-u.Context().Done()
+		return
+	}
 	bot := g.BotShare > 0 && u.Rand.Float64() < g.BotShare
 	gaps := g.Gaps.Gaps(u.Rand)
 	nextReconnect := g.reconnectAfter(u)

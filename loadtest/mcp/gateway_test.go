@@ -241,3 +241,59 @@ func TestGatewayWorkload_StreamDelivery(t *testing.T) {
 		})
 	}
 }
+
+// TestGateway_IdleUsersWithClientAddrs: idle users connect and hold their
+// stream without a call; with ClientAddrs each user's requests and stream
+// carry its own X-Forwarded-For. Without either option the same run makes
+// calls and sends no header, so both assertions can fail.
+func TestGateway_IdleUsersWithClientAddrs(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("options=%t", on), func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string]map[string]bool{} // method → X-Forwarded-For values
+			a := &announcer{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				if seen[r.Method] == nil {
+					seen[r.Method] = map[string]bool{}
+				}
+				seen[r.Method][r.Header.Get("X-Forwarded-For")] = true
+				mu.Unlock()
+				a.ServeHTTP(w, r)
+			}))
+			t.Cleanup(srv.Close)
+			hc, err := httpc.New(httpc.Options{Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			t.Cleanup(hc.Close)
+			fast, err := dist.CalibratedBursts(50*time.Millisecond, 200*time.Millisecond, 3, 300*time.Millisecond)
+			require.NoError(t, err)
+			g := &mcp.Gateway{URL: srv.URL + "/mcp", HTTP: hc, Gaps: fast, BotShare: -1, Reconnect: -1,
+				Token: func(i int) string { return fmt.Sprintf("user-%d", i) }, Idle: on, ClientAddrs: on}
+			users, err := g.Users()
+			require.NoError(t, err)
+			res, err := loadtest.Run(t.Context(), loadtest.Scenario{
+				Workload:  users,
+				Plan:      loadtest.Ladder{Steps: []loadtest.Step{{Level: 3, Ramp: 100 * time.Millisecond, Hold: time.Second}}},
+				SelfCheck: loadtest.SelfCheck{MaxCPU: -1},
+				Drain:     time.Second,
+			})
+			require.NoError(t, err)
+			var calls int64
+			for _, s := range res.Steps {
+				if k := s.Kind(mcp.KindCallTool); k != nil {
+					calls += k.Total()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !on {
+				assert.Positive(t, calls)
+				assert.Equal(t, map[string]map[string]bool{"POST": {"": true}, "GET": {"": true}}, seen)
+				return
+			}
+			assert.Zero(t, calls, "idle users make no call")
+			want := map[string]bool{httpc.ClientAddr(0): true, httpc.ClientAddr(1): true, httpc.ClientAddr(2): true}
+			assert.Equal(t, map[string]map[string]bool{"POST": want, "GET": want}, seen, "each user's requests (POST) and stream (GET) carry its address")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -68,6 +69,11 @@ type Config struct {
 	// ReplayLimit is the most events a stream resends after Last-Event-ID
 	// (RELAY_REPLAY_LIMIT); default 1000.
 	ReplayLimit int
+	// TrustedProxies are the peers whose X-Forwarded-For the relay believes
+	// when it derives a client's address (GET /api/whoami)
+	// (RELAY_TRUSTED_PROXIES: networks, "private_ranges" or "none");
+	// default PrivateRanges.
+	TrustedProxies []netip.Prefix
 	// LogLevel is the minimum level logged (RELAY_LOG_LEVEL: debug, info,
 	// warn, error); default info.
 	LogLevel slog.Level
@@ -92,6 +98,7 @@ func DefaultConfig() Config {
 		DBMaxConns:         20,
 		ReplayLimit:        1000,
 		LogLevel:           slog.LevelInfo,
+		TrustedProxies:     PrivateRanges,
 	}
 }
 
@@ -167,6 +174,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	dur("RELAY_AUTH_CACHE_TTL", &c.AuthCacheTTL, true)
 	integer("RELAY_DB_MAX_CONNS", &c.DBMaxConns)
 	integer("RELAY_REPLAY_LIMIT", &c.ReplayLimit)
+	if v := strings.TrimSpace(getenv("RELAY_TRUSTED_PROXIES")); v != "" {
+		p, err := ParseTrustedProxies(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("RELAY_TRUSTED_PROXIES: %w", err))
+		}
+		c.TrustedProxies = p
+	}
 	if v := strings.TrimSpace(getenv("RELAY_LOG_LEVEL")); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Errorf("RELAY_LOG_LEVEL=%q: want debug, info, warn or error", v))

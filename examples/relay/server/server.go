@@ -107,6 +107,7 @@ func (s *Server) routes() http.Handler {
 	handle("GET /mcp", "mcp_stream", s.handleStream(userStream))
 	handle("GET /api/events", "events", s.handleStream(workspaceStream))
 	handle("GET /api/dashboard", "dashboard", http.HandlerFunc(s.handleDashboard))
+	handle("GET /api/whoami", "whoami", http.HandlerFunc(s.handleWhoami))
 	handle("GET /healthz", "healthz", http.HandlerFunc(s.handleHealthz))
 	handle("GET /readyz", "readyz", http.HandlerFunc(s.handleReadyz))
 	if s.metrics != nil {
