@@ -3,6 +3,7 @@ package loadtest_test
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +83,10 @@ func TestKneeSearchFindsTheKnee(t *testing.T) {
 				// finding, not a breach.
 				assert.Equal(t, loadtest.Pass, res.Verdict)
 				assert.NoError(t, res.Err())
+				md := res.Markdown()
+				assert.Contains(t, md, "## Knee")
+				assert.Contains(t, md, "| **"+formatLevel(res.Capacity)+"** | **pass — get p95")
+				assert.Contains(t, res.Ceiling(), "The ceiling is the SLO, with no resource near its limit: at "+formatLevel(res.FirstFailure)+", p95 of get < 100ms")
 				trials := max(tc.plan.Trials, 1)
 				assert.LessOrEqual(t, len(res.Steps), 12*trials, "bounded probes")
 				for _, s := range res.Steps {
@@ -100,6 +105,7 @@ func TestKneeSearchThatNeverBreaksStopsAtMax(t *testing.T) {
 		assert.Equal(t, 0.0, res.FirstFailure)
 		assert.Contains(t, res.Conclusion, "no breach up to the maximum level 1000")
 		assert.NoError(t, res.Err())
+		assert.Equal(t, "Capacity is a lower bound, ≥ 1,000: no breach up to the highest level probed.", res.Ceiling())
 	})
 }
 
@@ -128,6 +134,7 @@ func TestKneeSearchStopsOnAnInvalidProbe(t *testing.T) {
 		require.Len(t, res.Steps, 1)
 		assert.Equal(t, loadtest.Invalid, res.Steps[0].Verdict)
 		assert.Contains(t, res.Conclusion, "search stopped: the probe at 100 was invalid")
+		assert.Contains(t, res.Ceiling(), "No capacity found: the generator or the harness reached its limit first at 100 (the generator used")
 		assert.Equal(t, loadtest.Invalid, res.Verdict)
 	})
 }
@@ -200,4 +207,13 @@ func TestCancelledRunResultIsPartial(t *testing.T) {
 		assert.Equal(t, loadtest.Incomplete, got.Steps[1].Verdict)
 		assert.InDelta(t, 300, got.Steps[1].Kind("get").Total(), 5, "1.5 s of step 2 at 200/s was kept")
 	})
+}
+
+// formatLevel prints a level as reports do: thousands separated.
+func formatLevel(v float64) string {
+	s := strconv.FormatInt(int64(v), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

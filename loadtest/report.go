@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -95,6 +96,9 @@ func (res *Result) Markdown() string {
 				formatDur(k.Latency.P50), formatDur(k.Latency.P95), formatDur(k.Latency.P99), formatDur(k.Latency.P999), formatDur(k.Latency.Max), formatOutcomes(k))
 		}
 	}
+	if res.Plan.Kind == "knee" {
+		res.kneeSection(p, unit, primary, comps)
+	}
 	if err := res.Err(); err != nil {
 		p("\n## Verdict\n\n")
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -121,6 +125,73 @@ func (res *Result) Markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// kneeSection is a knee search's table, one row per level probed in level
+// order as a capacity report publishes it, and what set the ceiling.
+func (res *Result) kneeSection(p func(string, ...any), unit, primary string, comps []string) {
+	p("\n## Knee\n\n| %s | Result |", unit)
+	for _, c := range comps {
+		p(" %s CPU / memory |", c)
+	}
+	p("\n|---:|---|")
+	for range comps {
+		p("---|")
+	}
+	p("\n")
+	steps := slices.Clone(res.Steps)
+	slices.SortStableFunc(steps, func(a, b *StepResult) int { return cmp.Compare(a.Step.Level, b.Step.Level) })
+	for _, s := range steps {
+		level, out := formatLevel(s.Step.Level), stepOutcome(s)
+		if s.Verdict == Pass {
+			if k := s.Kind(primary); k != nil {
+				out = fmt.Sprintf("pass — %s p95 %s", primary, formatDur(k.Latency.P95))
+			}
+		}
+		if s.Step.Level == res.Capacity && s.Verdict == Pass {
+			level, out = "**"+level+"**", "**"+out+"**"
+		}
+		p("| %s | %s |", level, out)
+		for _, c := range comps {
+			p(" %s |", resourceCell(s, c))
+		}
+		p("\n")
+	}
+	p("\n%s\n", res.Ceiling())
+}
+
+// Ceiling says what set a knee search's (or a ladder's) capacity: the
+// resources near their limit at the lowest failing level, else the check
+// it broke; or that the capacity is only a lower bound — no breach up to
+// the plan's top, or the harness reached its limit first.
+func (res *Result) Ceiling() string {
+	lvl := formatLevel(res.Capacity)
+	for _, s := range res.Steps {
+		if s.Verdict == Invalid && res.Capacity == 0 {
+			return fmt.Sprintf("No capacity found: the generator or the harness reached its limit first at %s (%s).",
+				formatLevel(s.Step.Level), firstOr(s.invalidReasons(), "invalid"))
+		}
+		if s.Verdict == Invalid {
+			return fmt.Sprintf("Capacity is a lower bound, ≥ %s: the generator or the harness reached its limit first at %s (%s).",
+				lvl, formatLevel(s.Step.Level), firstOr(s.invalidReasons(), "invalid"))
+		}
+	}
+	if res.FirstFailure == 0 {
+		if res.Capacity == 0 {
+			return "No level passed or failed."
+		}
+		return fmt.Sprintf("Capacity is a lower bound, ≥ %s: no breach up to the highest level probed.", lvl)
+	}
+	for _, s := range res.Steps {
+		if s.Step.Level != res.FirstFailure || s.Verdict != Fail {
+			continue
+		}
+		if len(s.Saturated) > 0 {
+			return fmt.Sprintf("The ceiling is the target's resources: at %s, %s.", formatLevel(s.Step.Level), strings.Join(s.Saturated, "; "))
+		}
+		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", formatLevel(s.Step.Level), firstOr(s.Violations, "a check failed"))
+	}
+	return ""
 }
 
 // primaryKind is the request kind with the most requests; observed kinds
