@@ -92,6 +92,44 @@ func (k *Knobs) Int(name, full, short string, min int) int {
 	return n
 }
 
+// Float reads a number knob greater than min ("1.5").
+func (k *Knobs) Float(name, full, short string, min float64) float64 {
+	k.t.Helper()
+	v := k.String(name, full, short)
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(x > min) || x > 1e12 {
+		k.t.Fatalf("knob %s=%q: give a number greater than %g", name, v, min)
+	}
+	return x
+}
+
+// Knee reads a knee search's knobs — START, FACTOR, MAX, PRECISION,
+// PROBES, RAMP, HOLD — with full's and short's fields as their defaults,
+// and fails the test on a plan that does not validate.
+func (k *Knobs) Knee(full, short Knee) Knee {
+	k.t.Helper()
+	full, short = full.withDefaults(), short.withDefaults()
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	p := Knee{
+		Start:       k.Float("START", g(full.Start), g(short.Start), 0),
+		Factor:      k.Float("FACTOR", g(full.Factor), g(short.Factor), 1),
+		Max:         k.Float("MAX", g(full.Max), g(short.Max), 0),
+		Precision:   k.Float("PRECISION", g(full.Precision), g(short.Precision), 0),
+		MaxProbes:   k.Int("PROBES", strconv.Itoa(full.MaxProbes), strconv.Itoa(short.MaxProbes), 1),
+		Ramp:        k.DurationOrZero("RAMP", full.Ramp.String(), short.Ramp.String()),
+		Hold:        k.Duration("HOLD", full.Hold.String(), short.Hold.String()),
+		Granularity: full.Granularity,
+		Trials:      full.Trials,
+	}
+	if testing.Testing() && testing.Short() {
+		p.Granularity, p.Trials = short.Granularity, short.Trials
+	}
+	if err := p.Validate(); err != nil {
+		k.t.Fatalf("knobs START, FACTOR, MAX, PRECISION, PROBES, RAMP, HOLD: %v", err)
+	}
+	return p
+}
+
 // Uint reads an unsigned integer knob, such as a SEED.
 func (k *Knobs) Uint(name, full, short string) uint64 {
 	k.t.Helper()

@@ -60,6 +60,8 @@ func TestKnobsRefuseBadValues(t *testing.T) {
 		{"USERS", "0", func(k *loadtest.Knobs) { k.Levels("USERS", "1", "1") }, `knob USERS="0": give positive levels`},
 		{"REPLICAS", "0", func(k *loadtest.Knobs) { k.Int("REPLICAS", "1", "1", 1) }, `knob REPLICAS="0": give a whole number of at least 1`},
 		{"SEED", "-3", func(k *loadtest.Knobs) { k.Uint("SEED", "1", "1") }, `knob SEED="-3": give a whole number of zero or more`},
+		{"FACTOR", "1", func(k *loadtest.Knobs) { k.Knee(kneeDefaults, kneeDefaults) }, `knob FACTOR="1": give a number greater than 1`},
+		{"MAX", "50", func(k *loadtest.Knobs) { k.Knee(kneeDefaults, kneeDefaults) }, `plan: knee Max is 50; give the highest level to probe, >= Start (100)`},
 	} {
 		t.Run("knob="+tc.env, func(t *testing.T) {
 			t.Setenv(tc.env, tc.value)
@@ -71,4 +73,20 @@ func TestKnobsRefuseBadValues(t *testing.T) {
 			assert.Contains(t, f.fatal, tc.want)
 		})
 	}
+}
+
+var kneeDefaults = loadtest.Knee{Start: 100, Factor: 1.5, Max: 1000, Ramp: 10 * time.Second, Hold: 30 * time.Second}
+
+// TestKnobsKnee: a knee search's knobs override the defaults and are
+// recorded; the defaults fill what is not set.
+func TestKnobsKnee(t *testing.T) {
+	t.Setenv("START", "200")
+	t.Setenv("FACTOR", "2")
+	t.Setenv("HOLD", "1m")
+	k := loadtest.NewKnobs(t)
+	p := k.Knee(kneeDefaults, kneeDefaults)
+	assert.Equal(t, loadtest.Knee{Start: 200, Factor: 2, Max: 1000, Precision: 0.1, MaxProbes: 12, Granularity: 1, Trials: 1,
+		Ramp: 10 * time.Second, Hold: time.Minute}, p)
+	assert.Equal(t, "200", k.Params()["START"])
+	assert.Equal(t, "1000", k.Params()["MAX"])
 }
