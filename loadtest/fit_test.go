@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,4 +57,34 @@ func TestFitLine(t *testing.T) {
 	assert.ErrorContains(t, err, "distinct")
 	_, err = loadtest.FitLine([]float64{1, 2}, []float64{1})
 	assert.ErrorContains(t, err, "one y per x")
+}
+
+// TestAnalyzeFindings: Scenario.Analyze's findings reach the result and
+// its report; a failed analysis is a finding naming the error.
+func TestAnalyzeFindings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := kneeScenario(100_000, loadtest.Knee{Start: 100, Factor: 2, Max: 200, Hold: 5 * time.Second})
+		s.SelfCheck.MaxCPU = -1
+		s.Analyze = func(res *loadtest.Result) ([]loadtest.Finding, error) {
+			var xs, ys []float64
+			for _, st := range res.Steps {
+				xs = append(xs, st.Step.Level)
+				ys = append(ys, 1000+st.Step.Level*2048)
+			}
+			l, err := loadtest.FitLine(xs, ys)
+			return []loadtest.Finding{loadtest.LineFinding("memory per user", "bytes", l)}, err
+		}
+		res, err := loadtest.Run(t.Context(), s)
+		require.NoError(t, err)
+		require.Len(t, res.Findings, 1)
+		assert.InDelta(t, 2048, res.Findings[0].Value, 1e-6)
+		assert.Contains(t, res.Markdown(), "## Findings\n\n- memory per user: 2KiB (no interval: too few points) — slope of a least-squares line over 2 points")
+
+		s.Plan = loadtest.Knee{Start: 100, Factor: 2, Max: 100, Hold: 5 * time.Second}
+		res, err = loadtest.Run(t.Context(), s)
+		require.NoError(t, err)
+		require.Len(t, res.Findings, 2)
+		assert.Equal(t, "analysis failed", res.Findings[1].Name)
+		assert.Contains(t, res.Markdown(), "- analysis failed: loadtest: FitLine needs at least two points")
+	})
 }

@@ -99,6 +99,12 @@ func (res *Result) Markdown() string {
 	if res.Plan.Kind == "knee" {
 		res.kneeSection(p, unit, primary, comps)
 	}
+	if len(res.Findings) > 0 {
+		p("\n## Findings\n\n")
+		for _, f := range res.Findings {
+			p("- %s\n", f)
+		}
+	}
 	if err := res.Err(); err != nil {
 		p("\n## Verdict\n\n")
 		for _, line := range strings.Split(err.Error(), "\n") {

@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/docker/go-units"
 )
 
 // SchemaVersion is the version of the result file format. It changes when a
@@ -60,8 +64,58 @@ type Result struct {
 	Partial bool `json:"partial"`
 	// Conclusion says why the plan stopped, in a sentence.
 	Conclusion string `json:"conclusion,omitempty"`
+	// Findings are what Scenario.Analyze derived from the steps.
+	Findings []Finding `json:"findings,omitempty"`
 	// Baseline is the comparison with the committed baseline, when made.
 	Baseline *Comparison `json:"baseline,omitempty"`
+}
+
+// Finding is one figure a scenario derives from its steps, such as the
+// memory one held stream costs, with its 95% interval when it has one.
+type Finding struct {
+	// Name says what was found: "relay memory per held stream".
+	Name string `json:"name"`
+	// Value, with Low and High bounding its interval (equal to Value when
+	// it has none), in Unit ("bytes", "count", "requests/s").
+	Value float64 `json:"value"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+	Unit  string  `json:"unit,omitempty"`
+	// Text says how it was derived, or why it could not be.
+	Text string `json:"text,omitempty"`
+}
+
+// LineFinding is a finding of a fitted line's slope: its value, interval
+// and fit.
+func LineFinding(name, unit string, l Line) Finding {
+	return Finding{Name: name, Value: l.Slope, Low: l.SlopeLow, High: l.SlopeHigh, Unit: unit,
+		Text: fmt.Sprintf("slope of a least-squares line over %d points, R² %.3f, intercept %.4g", l.N, l.R2, l.Intercept)}
+}
+
+// String prints the finding as a report line.
+func (f Finding) String() string {
+	if f.Unit == "" && f.Value == 0 && f.Low == 0 && f.High == 0 {
+		return f.Name + ": " + f.Text
+	}
+	v := func(x float64) string {
+		if f.Unit == "bytes" {
+			return units.BytesSize(x)
+		}
+		return strconv.FormatFloat(x, 'g', 4, 64)
+	}
+	out := f.Name + ": " + v(f.Value)
+	if f.Unit != "" && f.Unit != "bytes" {
+		out += " " + f.Unit
+	}
+	if math.IsInf(f.Low, 0) || math.IsInf(f.High, 0) {
+		out += " (no interval: too few points)"
+	} else if f.Low != f.Value || f.High != f.Value {
+		out += fmt.Sprintf(" (95%% interval %s to %s)", v(f.Low), v(f.High))
+	}
+	if f.Text != "" {
+		out += " — " + f.Text
+	}
+	return out
 }
 
 // PlanInfo describes a run's plan in its result.

@@ -59,6 +59,11 @@ type Scenario struct {
 	// (marked partial), from the run's goroutine: [Test] writes it to disk
 	// so a killed run keeps its finished steps.
 	OnStep func(*Result)
+	// Analyze, when set, derives findings from the finished run — a cost
+	// per unit fitted over the steps, a ratio between kinds — which the
+	// result and its report carry in Findings. An error is a finding too,
+	// named as such; the verdict is the checks'.
+	Analyze func(*Result) ([]Finding, error)
 }
 
 // SelfCheck holds the bounds beyond which the generator is considered the
@@ -224,6 +229,13 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 	r.res.summarise()
 	if c, ok := s.Plan.(interface{ Conclude([]*StepResult) string }); ok {
 		r.res.Conclusion = c.Conclude(r.res.Steps)
+	}
+	if s.Analyze != nil && len(r.res.Steps) > 0 {
+		fs, aerr := s.Analyze(r.res)
+		r.res.Findings = fs
+		if aerr != nil {
+			r.res.Findings = append(r.res.Findings, Finding{Name: "analysis failed", Text: aerr.Error()})
+		}
 	}
 	if r.res.Partial {
 		r.res.Conclusion = "interrupted: " + context.Cause(ctx).Error() + "; the result holds what was measured until then"
