@@ -1,0 +1,89 @@
+//go:build load
+
+package scenarios
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/fixtures"
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/mcp"
+	"github.com/headroom-dev/headroom/loadtest/prom"
+	"github.com/headroom-dev/headroom/loadtest/sse"
+	"github.com/headroom-dev/headroom/seed"
+)
+
+// The seed-000 scenarios (the knee, the rate ceilings, idle streams) share
+// their set-up here; TestLoad_Smoke spells its own out, as the README's
+// complete example.
+
+// relayEnv turns on the relay's Prometheus metrics, which relaySamplers
+// read.
+var relayEnv = map[string]string{"RELAY_METRICS": "1"}
+
+// relaySamplers are the stack's samplers (containers, their proxies) and
+// the relay's own view: goroutines, Go heap and stacks, held streams.
+func relaySamplers(stack *fixtures.Stack) []loadtest.Sampler {
+	return append(stack.Samplers(), &prom.Sampler{URL: stack.TargetURL + "/metrics", Component: "relay",
+		Series: append([]prom.Series{{Metric: "relay_held_streams", Labels: map[string]string{"kind": "user"}, Name: "held_streams"}}, prom.GoRuntime...)})
+}
+
+// populate seeds users users (each with the seed's five connectors to the
+// stack's mock upstream) and rows recorded tool calls over the month
+// before now.
+func populate(t *testing.T, k *loadtest.Knobs, stack *fixtures.Stack, users, rows int, seedN uint64) *seed.Population {
+	spec := seed.Smoke.ForUsers(users)
+	spec.UsageRows, spec.End, spec.Seed, spec.Secret = rows, time.Now().Truncate(time.Hour), seedN, []byte("seed-000")
+	spec.UpstreamURL = stack.UpstreamURLFromTarget + "/mcp"
+	pop := seed.Populate(t, stack.SeedURL(), spec)
+	k.Set("population", pop)
+	return pop
+}
+
+// gatewayClient is the generator's HTTP client for users modeled users:
+// it trusts the stack's CA, spreads its connections over the entry point's
+// published ports, and may open one request connection per user.
+func gatewayClient(t *testing.T, stack *fixtures.Stack, users int) *httpc.Client {
+	o := stack.ClientOptions()
+	o.Timeout, o.MaxConnsPerHost = time.Minute, users+users/10
+	hc, err := httpc.New(o)
+	require.NoError(t, err)
+	t.Cleanup(hc.Close)
+	return hc
+}
+
+// checkClientAddrs stops the test unless the relay, through Caddy, sees the
+// client address a modeled user sends: otherwise every user would be one
+// client to it.
+func checkClientAddrs(t *testing.T, stack *fixtures.Stack, hc *httpc.Client) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, httpc.CheckForwardedFor(ctx, hc, stack.URL+"/api/whoami", ""),
+		"the relay must see each modeled user's address through Caddy: Caddy's trusted_proxies and RELAY_TRUSTED_PROXIES must trust the generator's and Caddy's addresses")
+}
+
+// gatewayBar is the published pass/fail bar of a gateway pod: tool calls'
+// p95 under 15 s (the modeled upstream alone has a ~12 s p95), calls
+// without an answer (transport errors, timeouts, 5xx, shed load) under
+// 0.5%, tool errors under 15% (8% modeled), every completed call on its
+// user's stream, healthy keepalives, no component down. -short runs keep
+// the correctness bars only.
+func gatewayBar(stack *fixtures.Stack) []loadtest.Check {
+	checks := []loadtest.Check{
+		loadtest.FailuresBelow(mcp.KindCallTool, 0.005, loadtest.AppError),
+		loadtest.RateBelow(mcp.KindCallTool, loadtest.AppError, 0.15),
+		loadtest.RateBelow("", loadtest.HTTP5xx, 0.005),
+		loadtest.FailuresBelow(sse.KindDelivery, 0.001),
+		sse.Healthy(),
+		stack.ComponentsUp(),
+	}
+	if !testing.Short() {
+		checks = append(checks, loadtest.LatencyBelow(mcp.KindCallTool, 95, 15*time.Second))
+	}
+	return checks
+}

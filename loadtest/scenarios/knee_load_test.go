@@ -1,0 +1,72 @@
+//go:build load
+
+package scenarios
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/fixtures"
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/mcp"
+	"github.com/headroom-dev/headroom/mockupstream"
+)
+
+// TestLoad_GatewayKnee answers the headline of the published gateway
+// report (seed 000): how many modeled users one relay pod — 1 CPU /
+// 512 MiB unless LOADTEST_TARGET_CPUS / LOADTEST_TARGET_MEMORY say
+// otherwise — holds under the calibrated workload before they notice. A
+// knee search from START users grows ×FACTOR while probes pass, then
+// bisects to ±PRECISION; every probe starts from zero, ramps over RAMP and
+// holds for HOLD under the gateway bar (gatewayBar). The report's Knee
+// table is the published one — modeled users | result | relay CPU and
+// memory — and its last line says what set the ceiling, or that the
+// capacity is only a lower bound because the generator or the harness
+// gave out first.
+//
+// Knobs: START, FACTOR, MAX, PRECISION, PROBES, RAMP, HOLD, GAP, SEED,
+// LOADTEST_DB (both databases: LOADTEST_DB=all), LOADTEST_TARGET_CPUS,
+// LOADTEST_TARGET_MEMORY. -short probes 20 → 80 users.
+func TestLoad_GatewayKnee(t *testing.T) {
+	for _, db := range fixtures.Databases(t) {
+		t.Run("db="+string(db), func(t *testing.T) { gatewayKnee(t, db) })
+	}
+}
+
+func gatewayKnee(t *testing.T, db fixtures.Database) {
+	k := loadtest.NewKnobs(t)
+	plan := k.Knee(
+		loadtest.Knee{Start: 1000, Factor: 1.5, Max: 12_000, Ramp: 60 * time.Second, Hold: 90 * time.Second},
+		loadtest.Knee{Start: 20, Factor: 2, Max: 80, Ramp: 3 * time.Second, Hold: 8 * time.Second})
+	gap, seedN := k.Duration("GAP", "90s", "1s"), k.Uint("SEED", "1", "1")
+	top := int(plan.Max)
+
+	upstream := mockupstream.Calibrated() // log-normal calls: median 1.2 s, 5% over 12 s, capped at 50 s
+	upstream.Seed = seedN
+	if testing.Short() {
+		upstream.Call = mockupstream.Latency{Median: mockupstream.Duration(200 * time.Millisecond),
+			P95: mockupstream.Duration(2 * time.Second), Cap: mockupstream.Duration(5 * time.Second)}
+	}
+	k.Set("upstream_call", upstream.Call)
+	// Each user holds its stream and may hold a request connection.
+	stack := fixtures.Start(t, fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
+		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(2*top))
+	pop := populate(t, k, stack, top, k.Int("USAGE_ROWS", "200000", "20000", 0), seedN)
+	hc := gatewayClient(t, stack, top)
+	checkClientAddrs(t, stack, hc)
+
+	gateway, err := (&mcp.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
+		HTTP: hc, Token: pop.TokenOf, MeanGap: gap, ClientAddrs: true}).Users()
+	require.NoError(t, err)
+	res := loadtest.Test(t, loadtest.Scenario{
+		Workload: gateway, Plan: plan, Checks: gatewayBar(stack), Seed: seedN,
+		Samplers: relaySamplers(stack), System: stack.System(), Params: k.Params(),
+		Drain: time.Duration(upstream.Call.Cap) + 5*time.Second,
+	})
+	t.Log(res.Ceiling())
+	if err := res.Err(); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,188 @@
+//go:build load
+
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/headroom-dev/headroom/fixtures"
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/mcp"
+	"github.com/headroom-dev/headroom/mockupstream"
+)
+
+// rateKind is one request type whose ceiling TestLoad_RateCeiling finds.
+type rateKind struct {
+	name        string        // the subtest's kind=…
+	kind        string        // the recorded kind
+	full, short loadtest.Knee // the search, in arrivals per second
+	p95         string        // the latency bar's default: a few times the request's own time
+}
+
+var rateKinds = []rateKind{
+	{"calls", mcp.KindCallTool, loadtest.Knee{Start: 100, Factor: 2, Max: 6400, Ramp: 10 * time.Second, Hold: 30 * time.Second},
+		loadtest.Knee{Start: 10, Factor: 2, Max: 40, Ramp: 2 * time.Second, Hold: 5 * time.Second}, "5s"},
+	{"listings", mcp.KindListTools, loadtest.Knee{Start: 50, Factor: 2, Max: 3200, Ramp: 10 * time.Second, Hold: 30 * time.Second},
+		loadtest.Knee{Start: 10, Factor: 2, Max: 40, Ramp: 2 * time.Second, Hold: 5 * time.Second}, "2500ms"},
+	{"dashboard", mcp.KindDashboard, loadtest.Knee{Start: 100, Factor: 2, Max: 25_600, Ramp: 10 * time.Second, Hold: 30 * time.Second},
+		loadtest.Knee{Start: 10, Factor: 2, Max: 40, Ramp: 2 * time.Second, Hold: 5 * time.Second}, "1s"},
+}
+
+// TestLoad_RateCeiling finds the published request-rate ceilings (seed
+// 000): constant-rate probes of one request type at a time — tool calls,
+// tool listings (five connectors), dashboard views over USAGE_ROWS
+// recorded calls (500,000: a busy month) — against the fixed upstream
+// envelope (calls 1 s ± 0.5 s, listings 250 ms ± 100 ms), a knee search on
+// the arrival rate. The bar: failures (transport errors, timeouts, 5xx,
+// shed load) under 0.5%, no arrival dropped by the generator, p95 under P95
+// (a few times the request's own time, so a queue in the relay breaks it).
+// The subtests' capacities are gathered into the published table —
+// request type | embedded | PostgreSQL — in rate_ceilings.md beside the
+// results.
+//
+// Knobs: START, FACTOR, MAX, PRECISION, PROBES, RAMP, HOLD (each kind has
+// its defaults), P95, SESSIONS (the initialized sessions the load goes
+// through), USAGE_ROWS, SEED, LOADTEST_DB, LOADTEST_TARGET_CPUS/MEMORY.
+func TestLoad_RateCeiling(t *testing.T) {
+	var mu sync.Mutex
+	table := map[string]map[fixtures.Database]string{}
+	for _, rk := range rateKinds {
+		t.Run("kind="+rk.name, func(t *testing.T) {
+			for _, db := range fixtures.Databases(t) {
+				t.Run("db="+string(db), func(t *testing.T) {
+					res := rateCeiling(t, rk, db)
+					mu.Lock()
+					defer mu.Unlock()
+					if table[rk.name] == nil {
+						table[rk.name] = map[fixtures.Database]string{}
+					}
+					table[rk.name][db] = fmt.Sprintf("%g", res.Capacity)
+					if strings.HasPrefix(res.Ceiling(), "Capacity is a lower bound") {
+						table[rk.name][db] = "≥ " + table[rk.name][db]
+					}
+				})
+			}
+		})
+	}
+	var b strings.Builder
+	b.WriteString("| Request type | Embedded DB (1 pod) | PostgreSQL (1 pod) |\n| - | - | - |\n")
+	for _, rk := range rateKinds {
+		row := table[rk.name]
+		cell := func(db fixtures.Database) string {
+			if v, ok := row[db]; ok {
+				return v + "/s"
+			}
+			return "–"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", rk.kind, cell(fixtures.SQLite), cell(fixtures.Postgres))
+	}
+	t.Logf("request-rate ceilings:\n%s", b.String())
+	path, _, err := loadtest.Paths(t.Name() + "/rate_ceilings")
+	require.NoError(t, err)
+	path = strings.TrimSuffix(path, ".json") + ".md"
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+}
+
+func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Result {
+	k := loadtest.NewKnobs(t)
+	plan := k.Knee(rk.full, rk.short)
+	p95 := k.Duration("P95", rk.p95, rk.p95)
+	sessions := k.Int("SESSIONS", "2000", "50", 1)
+	rows := k.Int("USAGE_ROWS", "500000", "20000", 0)
+	seedN := k.Uint("SEED", "1", "1")
+	// Little's law: the top rate times a slow call's 1.5 s, with room.
+	inFlight := int(plan.Max*2) + 100
+
+	upstream := mockupstream.Envelope() // calls 1 s ± 0.5 s, listings 250 ms ± 100 ms
+	upstream.Seed = seedN
+	stack := fixtures.Start(t, fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
+		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(inFlight))
+	pop := populate(t, k, stack, sessions, rows, seedN)
+	hc := gatewayClient(t, stack, inFlight)
+
+	do, err := rateRequests(t.Context(), hc, stack.URL, pop.TokenOf, sessions, rk.kind)
+	require.NoError(t, err)
+	res := loadtest.Test(t, loadtest.Scenario{
+		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: rk.kind, Weight: 1, Do: do}}, MaxInFlight: inFlight},
+		Plan:     plan, Seed: seedN,
+		Checks: []loadtest.Check{
+			loadtest.FailuresBelow(rk.kind, 0.005),
+			loadtest.NoDropped(),
+			loadtest.LatencyBelow(rk.kind, 95, p95),
+			stack.ComponentsUp(),
+		},
+		Samplers: relaySamplers(stack), System: stack.System(), Params: k.Params(),
+		Drain: 10 * time.Second,
+	})
+	t.Log(res.Ceiling())
+	if err := res.Err(); err != nil {
+		t.Error(err)
+	}
+	return res
+}
+
+// rateRequests returns the request of kind, taking the sessions of users
+// 0..n-1 in turn: MCP sessions initialized beforehand for calls and
+// listings, the users' tokens for dashboard views.
+func rateRequests(ctx context.Context, hc *httpc.Client, base string, token func(int) string, n int, kind string) (func(context.Context) loadtest.Response, error) {
+	var next atomic.Uint64
+	pick := func() int { return int(next.Add(1) % uint64(n)) }
+	if kind == mcp.KindDashboard {
+		reqs := make([]*httpc.Request, n)
+		for i := range reqs {
+			r, err := hc.Prepare("GET", base+"/api/dashboard", []httpc.Header{{Name: "Authorization", Value: "Bearer " + token(i)}}, nil)
+			if err != nil {
+				return nil, err
+			}
+			reqs[i] = r
+		}
+		return func(ctx context.Context) loadtest.Response { return hc.Do(ctx, reqs[pick()]) }, nil
+	}
+	clients := make([]*mcp.Client, n)
+	tools := make([][]mcp.Tool, n)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i := range clients {
+		g.Go(func() error {
+			c, err := mcp.New(hc, mcp.Options{URL: base + "/mcp", Token: token(i)})
+			if err != nil {
+				return err
+			}
+			if r := c.Initialize(gctx); r.Outcome != loadtest.OK {
+				return fmt.Errorf("initialize user %d: %v: %v", i, r.Outcome, r.Err)
+			}
+			ts, r := c.ListTools(gctx)
+			if r.Outcome != loadtest.OK || len(ts) == 0 {
+				return fmt.Errorf("tools/list of user %d: %v: %v (%d tools)", i, r.Outcome, r.Err, len(ts))
+			}
+			clients[i], tools[i] = c, ts
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if kind == mcp.KindListTools {
+		return func(ctx context.Context) loadtest.Response { _, r := clients[pick()].ListTools(ctx); return r }, nil
+	}
+	args := map[string]any{"query": "rate ceiling"}
+	return func(ctx context.Context) loadtest.Response {
+		i := pick()
+		ts := tools[i]
+		_, r := clients[i].CallTool(ctx, ts[int(next.Load())%len(ts)].Name, args)
+		return r
+	}, nil
+}
