@@ -13,7 +13,7 @@ BAD     ?= HEAD
 ABRUN   ?= TestLoad_Smoke/backend=local/db=postgres
 ABFLAGS ?= -short
 
-.PHONY: help deps test unit scenarios-short load images bench lint clean-results ab bisect bisect-step
+.PHONY: help deps test unit scenarios-short load images bench lint clean-results ab bisect bisect-step history history-add
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -71,3 +71,12 @@ bisect: images ## find the commit between GOOD and BAD that cost capacity: git b
 bisect-step: ## one step of `git bisect run make bisect-step GOOD=ref`: 0 good, 1 bad, 125 skip (unbuildable or inconclusive)
 	@test -n "$(GOOD)" || { echo "give the known-good ref: GOOD=<ref>"; exit 128; }
 	@$(GO) run ./cmd/headroom ab -bisect -base $(GOOD) -run '$(ABRUN)' $(ABFLAGS)
+
+HISTORY ?= testdata/history.jsonl
+
+history: ## the capacity history, newest first (SCENARIO=TestLoad_GatewayKnee to choose); add a run with make history-add
+	$(GO) run ./cmd/headroom history show -file $(HISTORY) $(if $(SCENARIO),-scenario '$(SCENARIO)')
+
+history-add: ## append RESULT (a finished result file) to the capacity history, NOTE saying what changed
+	@test -n "$(RESULT)" || { echo "give the result: make history-add RESULT=testdata/results/... [NOTE='what changed']"; exit 2; }
+	$(GO) run ./cmd/headroom history add -file $(HISTORY) $(if $(NOTE),-note '$(NOTE)') $(RESULT)

@@ -4,6 +4,8 @@
 //	headroom render  RESULT.json            print the Markdown capacity report
 //	headroom compare BASE.json NEW.json     list regressions of NEW against BASE
 //	headroom history [DIR|FILE...]          capacity over time, one line per run
+//	headroom history add [-note TEXT] RESULT.json...  append rows to the capacity history
+//	headroom history show [-scenario NAME]  the capacity history as a report's table
 //	headroom plot    -o OUT.svg RESULT.json latency and throughput per step as SVG
 //	headroom baseline -o GOLDEN.json RESULT.json...  a baseline from results
 //	headroom run     -url URL [flags]       drive a step ladder against URL
@@ -13,7 +15,8 @@
 // does not answer), 3 invalid or inconclusive.
 //
 // Results are written by `go test -tags load ./loadtest/...` under
-// testdata/results/.
+// testdata/results/; the capacity history that headroom history add keeps
+// is testdata/history.jsonl.
 package main
 
 import (
@@ -42,6 +45,12 @@ commands:
   render  RESULT.json             print the Markdown capacity report of a result
   compare BASE.json NEW.json      compare NEW with BASE (a result or a baseline); exit 1 on a regression
   history [DIR|FILE...]           capacity and verdict of every result, oldest first (default testdata/results)
+  history add [-note TEXT] [-new-baseline] [-file FILE] RESULT.json...
+                                  append a row per finished result to the capacity history (default
+                                  testdata/history.jsonl); refuses incomplete results and runs already in it
+  history show [-scenario NAME] [-format md|text] [-file FILE]
+                                  the capacity history as a report's table, newest first, with the change
+                                  against the previous comparable row and what changed
   plot    -o OUT.svg RESULT.json  plot latency percentiles and throughput per step
   baseline -o GOLDEN.json RESULT.json...  make a baseline from one or more results of one scenario (their spread is kept)
   run     -url URL [flags]        drive an open-model step ladder against URL (loopback only unless -allow-remote)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	caphistory "github.com/headroom-dev/headroom/loadtest/history"
 )
 
 func render(args []string, stdout io.Writer) error {
@@ -110,8 +113,167 @@ func describePlan(p loadtest.PlanInfo) string {
 	return p.Kind
 }
 
+// historyUsage is the history command's help.
+const historyUsage = `usage:
+  headroom history [DIR|FILE...]
+      list every result under DIR (default testdata/results), oldest first
+  headroom history add [-note "what changed"] [-new-baseline] [-file FILE] RESULT.json...
+      append one row per result to the capacity history (default testdata/history.jsonl)
+  headroom history show [-scenario NAME] [-format md|text] [-file FILE]
+      render the capacity history, newest first
+`
+
+// history lists results (headroom history [DIR|FILE...]), or keeps the
+// capacity history: headroom history add, headroom history show.
 func history(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "add":
+			return historyAdd(args[1:], stdout)
+		case "show":
+			return historyShow(args[1:], stdout)
+		}
+	}
+	return historyList(args, stdout)
+}
+
+// historyFile returns the -file flag's value, else the module's history
+// file.
+func historyFile(file string) string {
+	if file != "" {
+		return file
+	}
+	return caphistory.DefaultPath()
+}
+
+const historyFileFlag = "history file (default " + caphistory.DefaultFile + " under the module root)"
+
+// historyAdd appends a row per result to the history file: every result is
+// read and checked first, so that a refused one adds nothing.
+func historyAdd(args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("history add", flag.ContinueOnError)
+	note := fl.String("note", "", `what changed since the previous row, e.g. "Database pools keep idle connections" (default: the commit's subject)`)
+	newBaseline := fl.Bool("new-baseline", false, "mark the rows as a new baseline, not comparable with earlier rows (a change no knob records, such as a rebuilt workload model)")
+	file := fl.String("file", "", historyFileFlag)
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if fl.NArg() == 0 {
+		return fmt.Errorf("give one or more result files: headroom history add -note \"what changed\" testdata/results/TestLoad_Smoke/backend=docker/db=postgres.json")
+	}
+	path := historyFile(*file)
+	existing, err := caphistory.Read(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	root, rootErr := loadtest.ModuleRoot()
+	var rows []caphistory.Row
+	for _, p := range fl.Args() {
+		res, err := loadtest.ReadResult(p)
+		if err != nil {
+			return err
+		}
+		row := caphistory.RowFromResult(res, *note)
+		if err := row.Validate(); err != nil {
+			again := ""
+			if res.Provenance.Command != "" {
+				again = " (" + res.Provenance.Command + ")"
+			}
+			return fmt.Errorf("%s: %w%s; nothing was added", p, err, again)
+		}
+		row.NewBaseline = *newBaseline
+		if rootErr == nil {
+			row.Subject = caphistory.CommitSubject(root, row.Commit)
+		}
+		row.Result = resultPath(root, p)
+		for _, o := range append(existing, rows...) {
+			if o.Scenario == row.Scenario && o.Date.Equal(row.Date) && o.Commit == row.Commit {
+				return fmt.Errorf("%s: the run of %s at %s is already in %s; nothing was added (a history holds each run once)",
+					p, row.Scenario, row.Date.Format("2006-01-02 15:04:05"), path)
+			}
+		}
+		rows = append(rows, row)
+	}
+	if err := caphistory.Append(path, rows...); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		unit := r.Unit
+		if unit != "" {
+			unit = " " + unit
+		}
+		bound := ""
+		if r.LowerBound {
+			bound = "at least "
+		}
+		fmt.Fprintf(stdout, "added to %s: %s, %s, %s%g%s (%s)\n", path, r.Scenario, r.Date.Format("2006-01-02 15:04"), bound, r.Capacity, unit, r.Verdict)
+	}
+	return nil
+}
+
+// resultPath is p relative to the module root when under it.
+func resultPath(root, p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil || root == "" {
+		return filepath.ToSlash(p)
+	}
+	if rel, err := filepath.Rel(root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(abs)
+}
+
+// historyShow renders the history file as a table, newest first.
+func historyShow(args []string, stdout io.Writer) error {
+	fl := flag.NewFlagSet("history show", flag.ContinueOnError)
+	scenario := fl.String("scenario", "", "only this scenario and its subtests, e.g. TestLoad_Smoke (default every scenario)")
+	format := fl.String("format", "md", "md (a Markdown table, as in a report) or text")
+	file := fl.String("file", "", historyFileFlag)
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if fl.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: headroom history show [-scenario NAME] [-format md|text] [-file FILE]", fl.Args())
+	}
+	render := caphistory.Markdown
+	switch *format {
+	case "md", "markdown":
+	case "text":
+		render = caphistory.Text
+	default:
+		return fmt.Errorf("-format %q: give md or text", *format)
+	}
+	path := historyFile(*file)
+	rows, err := caphistory.Read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no history at %s: add results with headroom history add RESULT.json", path)
+	}
+	if err != nil {
+		return err
+	}
+	out := render(rows, *scenario)
+	if out == "" {
+		var names []string
+		for _, r := range rows {
+			if !slices.Contains(names, r.Scenario) {
+				names = append(names, r.Scenario)
+			}
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("%s holds no rows: add results with headroom history add RESULT.json", path)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("no row of scenario %q in %s; it holds %s", *scenario, path, strings.Join(names, ", "))
+	}
+	_, err = io.WriteString(stdout, out)
+	return err
+}
+
+// historyList lists the results found under directories (or given as
+// files), oldest first.
+func historyList(args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("history", flag.ContinueOnError)
+	fl.Usage = func() { fmt.Fprint(fl.Output(), historyUsage) }
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
