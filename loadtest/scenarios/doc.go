@@ -5,10 +5,21 @@
 //	go test -tags load -v -run TestLoad_Smoke ./loadtest/scenarios/   # one
 //	go test -tags load -short ./loadtest/scenarios/                   # under a minute of load each
 //
+// The scenarios:
+//
+//   - TestLoad_Smoke: a ladder of modeled gateway users on the relay, the
+//     README's complete example;
+//   - TestLoad_PlainHTTP: the README's plain-HTTP example;
+//   - TestLoad_GatewayKnee, TestLoad_RateCeiling, TestLoad_IdleStreams: the
+//     three tables of the published gateway report (seed 000) — users per
+//     pod by knee search, request-rate ceilings per request type and
+//     database, and the cost of an idle held stream.
+//
 // Each scenario starts the stack with package fixtures, seeds it with
 // package seed, drives a plan with package loadtest, fails on an SLO
 // breach, and writes its result to testdata/results/ and compares it with
 // testdata/golden/. Knobs come from the environment (USERS, RAMP, HOLD, GAP,
-// SEED, LOADTEST_BACKEND, LOADTEST_TARGET_CPUS, LOADTEST_TARGET_MEMORY);
-// every knob a run used is recorded in its result.
+// SEED, a knee's START, FACTOR, MAX…, LOADTEST_BACKEND, LOADTEST_DB,
+// LOADTEST_TARGET_CPUS, LOADTEST_TARGET_MEMORY); every knob a run used is
+// recorded in its result.
 package scenarios
