@@ -15,7 +15,10 @@
 //     notification (no id) gets 202 and no body. Malformed requests get the
 //     standard errors with HTTP 200: -32700 (not JSON), -32600 (not a
 //     request object, a batch, a bad "jsonrpc", id or method), -32601
-//     (unknown method), -32602 (bad params, unknown tool).
+//     (unknown method), -32602 (bad params, unknown tool). initialize
+//     answers the protocol version asked for when it is one of 2024-11-05,
+//     2025-03-26, 2025-06-18 and 2025-11-25, else 2025-06-18; a request
+//     whose MCP-Protocol-Version header names another version gets 400.
 //   - /echo?delay=…&status=…&bytes=…: plain HTTP for targets that are not
 //     MCP clients; what the query leaves out is drawn from the model.
 //   - GET /healthz: 200 "ok".

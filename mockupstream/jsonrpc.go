@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -21,8 +22,18 @@ const (
 )
 
 // ProtocolVersion is the MCP protocol version initialize answers when the
-// client names none.
+// client names none, or one the upstream does not serve.
 const ProtocolVersion = "2025-06-18"
+
+// supportedVersions are the MCP protocol versions the upstream speaks:
+// initialize answers one of them as asked (a server must answer a version
+// it does not support with another one it supports), and a request naming
+// another one in versionHeader is refused.
+var supportedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// versionHeader names the negotiated version on the requests after
+// initialize (versions from 2025-06-18 on).
+const versionHeader = "MCP-Protocol-Version"
 
 // rpcRequest is a parsed JSON-RPC request.
 type rpcRequest struct {
@@ -187,9 +198,9 @@ func callReply(id json.RawMessage, d Draw) *reply {
 }
 
 // initializeResult returns the result of initialize for the client's
-// protocol version (empty for the default).
+// protocol version: that version when supported, else ProtocolVersion.
 func initializeResult(version string) []byte {
-	if version == "" {
+	if !slices.Contains(supportedVersions, version) {
 		version = ProtocolVersion
 	}
 	b := []byte(`{"protocolVersion":`)

@@ -2,6 +2,9 @@ package mockupstream
 
 import (
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,6 +19,13 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	s.stats.begin()
 	if !s.authorized(r) {
 		s.reject(w, KindOther, http.StatusUnauthorized, "missing or wrong bearer token: send Authorization: Bearer <token>", start)
+		return
+	}
+	if v := r.Header.Get(versionHeader); v != "" && !slices.Contains(supportedVersions, v) {
+		// "If the server receives a request with an invalid or unsupported
+		// MCP-Protocol-Version, it MUST respond with 400 Bad Request"
+		// (transports, revisions from 2025-06-18 on).
+		s.reject(w, KindOther, http.StatusBadRequest, "unsupported "+versionHeader+" "+strconv.Quote(v)+": this upstream speaks "+strings.Join(supportedVersions, ", "), start)
 		return
 	}
 	body, ok := s.readBody(w, r, KindOther, start)

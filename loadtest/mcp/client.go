@@ -419,7 +419,8 @@ func NotificationConfig(hc *httpc.Client, url string, sink loadtest.Sink) sse.Co
 
 // messageFromStream finds the JSON-RPC answer with id in an event-stream
 // body: the data of the first event whose JSON has that id (requests and
-// notifications the server sends first are skipped).
+// notifications the server sends first are skipped, and so are events
+// without data, such as the priming event of a resumable stream).
 func messageFromStream(body []byte, id int64) ([]byte, error) {
 	h := &streamAnswer{id: strconv.AppendInt(nil, id, 10)}
 	p := sse.Parser{Handler: h}
@@ -441,7 +442,9 @@ type streamAnswer struct {
 }
 
 func (h *streamAnswer) Event(ev sse.Event) {
-	if h.msg != nil {
+	if h.msg != nil || len(ev.Data) == 0 {
+		// An event with empty data carries no message: from 2025-11-25 a
+		// server primes a resumable stream with one (an id only).
 		return
 	}
 	var a struct {

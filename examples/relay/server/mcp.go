@@ -30,6 +30,23 @@ var supportedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025
 // SessionHeader is the header initialize answers with the session id in.
 const SessionHeader = "Mcp-Session-Id"
 
+// VersionHeader is the header in which clients name the negotiated
+// revision on the requests after initialize (revisions from 2025-06-18 on).
+const VersionHeader = "MCP-Protocol-Version"
+
+// versionHeaderError returns why the relay refuses r's VersionHeader, or
+// "" when r names no revision (an earlier one) or one the relay speaks. A
+// refused request is answered 400: "If the server receives a request with
+// an invalid or unsupported MCP-Protocol-Version, it MUST respond with 400
+// Bad Request" (transports, revisions from 2025-06-18 on).
+func versionHeaderError(r *http.Request) string {
+	v := r.Header.Get(VersionHeader)
+	if v == "" || slices.Contains(supportedVersions, v) {
+		return ""
+	}
+	return fmt.Sprintf("unsupported %s %q: the relay speaks %s", VersionHeader, v, strings.Join(supportedVersions, ", "))
+}
+
 // recordTimeout bounds writing a call's rows, which happens even when the
 // client has gone.
 const recordTimeout = 10 * time.Second
@@ -38,6 +55,10 @@ const recordTimeout = 10 * time.Second
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.principalFor(w, r)
 	if !ok {
+		return
+	}
+	if msg := versionHeaderError(r); msg != "" {
+		writeRPCError(w, http.StatusBadRequest, nullID, newRPCError(CodeInvalidRequest, "%s", msg))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))

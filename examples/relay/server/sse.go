@@ -27,6 +27,10 @@ func (s *Server) handleStream(kind streamKind) http.HandlerFunc {
 		if !ok {
 			return
 		}
+		if msg := versionHeaderError(r); kind == userStream && msg != "" {
+			writeJSONError(w, http.StatusBadRequest, msg)
+			return
+		}
 		var lastID int64
 		if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
