@@ -98,6 +98,9 @@ func (f Finding) String() string {
 		return f.Name + ": " + f.Text
 	}
 	v := func(x float64) string {
+		if f.Unit == "bytes" && x < 0 {
+			return "-" + units.BytesSize(-x)
+		}
 		if f.Unit == "bytes" {
 			return units.BytesSize(x)
 		}

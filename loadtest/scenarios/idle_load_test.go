@@ -23,7 +23,8 @@ import (
 // at every step the relay's container memory, Go heap, goroutine stacks
 // and goroutines are sampled, and least-squares lines over the steps give
 // the cost of one more held stream, with 95% intervals, as the result's
-// findings. Every stream must connect and stay healthy; a full run fails
+// findings. The relay must hold one stream per user through every hold,
+// each stream healthy (no missed keepalive); a full run fails
 // when the memory per stream is surely (its interval's low end) above
 // MAX_STREAM_BYTES.
 //
@@ -45,13 +46,8 @@ func TestLoad_IdleStreams(t *testing.T) {
 
 	res := loadtest.Test(t, loadtest.Scenario{
 		Workload: idle, Plan: loadtest.Levels(ramp, hold, levels...), Seed: seedN,
-		Checks: []loadtest.Check{
-			loadtest.FailuresBelow(mcp.KindInitialize, 0.001),
-			loadtest.FailuresBelow(sse.KindConnect, 0.001),
-			sse.Healthy(),
-			heldStreams(),
-			stack.ComponentsUp(),
-		},
+		// Users connect during the ramps; the holds see their streams.
+		Checks:   []loadtest.Check{heldStreams(), sse.Healthy(), stack.ComponentsUp()},
 		Samplers: relaySamplers(stack), System: stack.System(), Params: k.Params(),
 		Analyze: streamCosts, Drain: 5 * time.Second,
 	})
