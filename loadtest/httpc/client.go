@@ -157,8 +157,9 @@ func (c *Client) Stats() Stats {
 	var s Stats
 	for _, p := range c.pools {
 		s.Dials += p.dials.Load()
-		s.Open += len(p.slots)
-		s.Idle += len(p.idle)
+		open, idle := p.stats()
+		s.Open += open
+		s.Idle += idle
 	}
 	return s
 }
@@ -180,7 +181,7 @@ func (c *Client) CloseIdleConnections() {
 func (c *Client) Close() {
 	c.mu.Lock()
 	for _, p := range c.pools {
-		p.closed.Store(true)
+		p.close()
 	}
 	c.mu.Unlock()
 	c.CloseIdleConnections()

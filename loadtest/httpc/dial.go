@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -14,7 +15,8 @@ import (
 // streams and requests share one TLS and source-address configuration.
 type Dialer struct {
 	// TLS is the configuration for https connections; nil means a default
-	// configuration with the system roots.
+	// configuration with the system roots. Connections share a copy made
+	// at the first dial to each server name: do not change it after.
 	TLS *tls.Config
 	// LocalAddrs are source addresses used in turn; empty means the
 	// system's choice.
@@ -29,6 +31,15 @@ type Dialer struct {
 	Routes map[string][]string
 
 	next, route atomic.Uint32
+	configs     sync.Map // tlsKey → *tls.Config: one per server name, shared by its connections
+}
+
+// tlsKey names the configuration of connections to one server name made
+// from one TLS configuration.
+type tlsKey struct {
+	base       *tls.Config
+	serverName string
+	http2      bool
 }
 
 // NewDialer returns a Dialer for the TLS roots, source addresses and dial
@@ -77,6 +88,24 @@ func (d *Dialer) Dial(ctx context.Context, addr string, secure bool, serverName 
 	if err != nil || !secure {
 		return c, err
 	}
+	tc := tls.Client(c, d.tlsConfig(serverName))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// tlsConfig returns the configuration of a connection to serverName: TLS
+// (or a default) with the server name and ALPN protocols filled in. It is
+// made once per server name and shared by the connections, which never
+// change it: a clone per connection would be half a KiB each, held as long
+// as the connection.
+func (d *Dialer) tlsConfig(serverName string) *tls.Config {
+	k := tlsKey{d.TLS, serverName, d.HTTP2}
+	if cfg, ok := d.configs.Load(k); ok {
+		return cfg.(*tls.Config)
+	}
 	var cfg *tls.Config
 	if d.TLS != nil {
 		cfg = d.TLS.Clone()
@@ -93,12 +122,8 @@ func (d *Dialer) Dial(ctx context.Context, addr string, secure bool, serverName 
 			cfg.NextProtos = []string{"http/1.1"}
 		}
 	}
-	tc := tls.Client(c, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	return tc, nil
+	got, _ := d.configs.LoadOrStore(k, cfg)
+	return got.(*tls.Config)
 }
 
 func (d *Dialer) timeout() time.Duration {

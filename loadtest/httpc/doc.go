@@ -8,7 +8,9 @@
 // allocating. Connections are kept alive and pooled per host; the pool never
 // holds more than Options.MaxConnsPerHost connections, so past saturation a
 // request waits for a free connection (and times out) instead of opening
-// more. On this machine the lean engine spends about a third of the CPU per
+// more. Idle connections are reused most recently used first and close
+// after Options.IdleTimeout, and hold no buffers while idle, so the pool
+// holds what the recent concurrency needed, not the highest it reached. On this machine the lean engine spends about a third of the CPU per
 // request of a naive net/http loop (see BenchmarkCPUPerRequest).
 //
 // HTTP/2 (Options.HTTP2) and Options.NetHTTP use a tuned net/http Transport

@@ -26,7 +26,7 @@ func newStdClient(o Options, d *Dialer) *http.Client {
 		MaxConnsPerHost:     o.MaxConnsPerHost,
 		MaxIdleConnsPerHost: o.MaxConnsPerHost,
 		MaxIdleConns:        0, // no global limit
-		IdleConnTimeout:     90 * time.Second,
+		IdleConnTimeout:     max(o.IdleTimeout, 0),
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   o.HTTP2,
 		WriteBufferSize:     o.WriteBufferSize,

@@ -21,6 +21,9 @@ const (
 	// DefaultDialTimeout is the default bound on dialling one connection,
 	// TLS handshake included.
 	DefaultDialTimeout = 10 * time.Second
+	// DefaultIdleTimeout is how long a connection may stay idle in the
+	// pool by default before it is closed.
+	DefaultIdleTimeout = 30 * time.Second
 	// DefaultReadBufferSize is the default per-connection read buffer in
 	// bytes; a response header line must fit in it.
 	DefaultReadBufferSize = 8 << 10
@@ -85,11 +88,20 @@ type Options struct {
 	// the TLS server name stay the URL's. fixtures.Stack.ClientOptions
 	// fills it.
 	Routes map[string][]string
+	// IdleTimeout is how long a connection may stay idle in the pool
+	// before it is closed. Idle connections are reused most recently used
+	// first, so those the load no longer needs stay idle and close: the
+	// pool keeps what the concurrency of the last IdleTimeout needed. Zero
+	// means DefaultIdleTimeout; a negative value keeps idle connections
+	// until CloseIdleConnections or Close.
+	IdleTimeout time.Duration
 	// ReadBufferSize is the per-connection read buffer of the lean engine
-	// in bytes. Zero means DefaultReadBufferSize.
+	// in bytes; an idle connection gives it back, so that only connections
+	// in use hold one. Zero means DefaultReadBufferSize.
 	ReadBufferSize int
 	// WriteBufferSize is the per-connection write buffer of the lean engine
-	// in bytes. Zero means DefaultWriteBufferSize.
+	// in bytes, given back while idle as the read buffer. Zero means
+	// DefaultWriteBufferSize.
 	WriteBufferSize int
 	// MaxBodySize limits in bytes a response body kept by Call.KeepBody;
 	// a longer body is a ProtocolError. Zero means DefaultMaxBodySize.
@@ -141,6 +153,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
 	}
 	if o.ReadBufferSize == 0 {
 		o.ReadBufferSize = DefaultReadBufferSize

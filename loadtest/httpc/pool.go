@@ -4,45 +4,71 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// hostPool holds the keep-alive connections to one host. Two channels keep
-// it bounded without locks or allocations: slots has one token per open
-// connection (capacity MaxConnsPerHost), idle holds connections not in use.
-// A request takes an idle connection if there is one, else a slot to dial a
-// new one, else waits for either until its deadline.
+// hostPool holds the keep-alive connections to one host, at most
+// MaxConnsPerHost open at once. A request takes the most recently released
+// idle connection if there is one, else dials a new one while the bound
+// allows, else waits (first come, first served) for a connection or a free
+// slot until its deadline.
+//
+// Idle connections are kept last in, first out, so that a pool grown by a
+// burst serves the load that follows from as few connections as it needs,
+// and those it does not need stay idle and are closed after IdleTimeout:
+// the pool holds what the concurrency of the last IdleTimeout needed, not
+// the highest it ever reached. An idle connection also gives back its read
+// and write buffers, which the next request to take it borrows again.
 type hostPool struct {
 	c          *Client
 	addr       string // host:port
 	secure     bool
 	serverName string
 
-	idle  chan *conn
-	slots chan struct{}
+	mu      sync.Mutex
+	idle    []*conn   // by release time, the most recent last
+	open    int       // connections open or being dialled
+	waiting []*waiter // requests waiting for a connection, oldest first
+	reaper  *time.Timer
+	reaping bool       // reaper is armed for the oldest idle connection
+	free    []*buffers // buffers given back by idle connections, at most maxFreeBuffers
+	closed  bool
 
-	dials  atomic.Int64
-	closed atomic.Bool
+	dials atomic.Int64
 }
 
 // conn is one keep-alive connection of the lean engine.
 type conn struct {
-	nc     net.Conn
-	br     *bufio.Reader
-	wbuf   []byte
+	nc net.Conn
+	*buffers
 	reused bool
+	idleAt time.Time // when it was last released
+}
+
+// buffers are a connection's read and write buffers, lent to it while it
+// is in use.
+type buffers struct {
+	br   *bufio.Reader
+	wbuf []byte
+}
+
+// maxFreeBuffers bounds the buffers a pool keeps for connections to come
+// out of idleness; past it, given-back buffers are left to the GC. (Not a
+// sync.Pool: under the race detector it drops items at random, and a send
+// on a warm connection allocates nothing.)
+const maxFreeBuffers = 64
+
+// waiter is a request waiting for a connection: it receives one, or nil
+// for a free slot to dial in.
+type waiter struct {
+	ch   chan *conn // buffered: the grant never blocks
+	done bool       // granted or gone; guarded by hostPool.mu
 }
 
 func newHostPool(c *Client, secure bool, addr, serverName string) *hostPool {
-	return &hostPool{
-		c:          c,
-		addr:       addr,
-		secure:     secure,
-		serverName: serverName,
-		idle:       make(chan *conn, c.opts.MaxConnsPerHost),
-		slots:      make(chan struct{}, c.opts.MaxConnsPerHost),
-	}
+	return &hostPool{c: c, addr: addr, secure: secure, serverName: serverName}
 }
 
 // acquire returns an idle connection or a newly dialled one, waiting for a
@@ -50,88 +76,225 @@ func newHostPool(c *Client, secure bool, addr, serverName string) *hostPool {
 // the pool (0 when a connection or a slot was free at once; a dial is not
 // waiting).
 func (p *hostPool) acquire(ctx context.Context, deadline time.Time) (cn *conn, waited time.Duration, err error) {
-	select {
-	case cn := <-p.idle:
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		cn := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.lendLocked(cn)
+		p.mu.Unlock()
 		return cn, 0, nil
-	default:
 	}
-	select {
-	case cn := <-p.idle:
-		return cn, 0, nil
-	case p.slots <- struct{}{}:
+	if p.open < p.c.opts.MaxConnsPerHost {
+		p.open++
+		p.mu.Unlock()
 		cn, err := p.dial(ctx, deadline)
 		return cn, 0, err
-	default:
 	}
 	start := time.Now()
 	wait := deadline.Sub(start)
 	if wait <= 0 {
+		p.mu.Unlock()
 		return nil, 0, errPoolTimeout
 	}
+	w := &waiter{ch: make(chan *conn, 1)}
+	p.waiting = append(p.waiting, w)
+	p.mu.Unlock()
+
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
-	case cn := <-p.idle:
-		return cn, time.Since(start), nil
-	case p.slots <- struct{}{}:
-		waited = time.Since(start)
-		cn, err := p.dial(ctx, deadline)
-		return cn, waited, err
+	case cn := <-w.ch:
+		return p.granted(ctx, deadline, cn, start)
 	case <-ctx.Done():
-		return nil, time.Since(start), ctx.Err()
+		err = ctx.Err()
 	case <-t.C:
-		return nil, time.Since(start), errPoolTimeout
+		err = errPoolTimeout
 	}
+	p.mu.Lock()
+	granted := w.done
+	w.done = true // gone: nextWaiterLocked skips it
+	p.mu.Unlock()
+	if granted { // a connection or slot came as the wait ended: pass it on
+		if cn := <-w.ch; cn != nil {
+			p.release(cn)
+		} else {
+			p.freeSlot()
+		}
+	}
+	return nil, time.Since(start), err
 }
 
+// granted completes a wait that received cn, or a slot to dial in when cn
+// is nil.
+func (p *hostPool) granted(ctx context.Context, deadline time.Time, cn *conn, start time.Time) (*conn, time.Duration, error) {
+	waited := time.Since(start)
+	if cn != nil {
+		return cn, waited, nil // released by a request: it has its buffers
+	}
+	cn, err := p.dial(ctx, deadline)
+	return cn, waited, err
+}
+
+// nextWaiterLocked removes and returns the oldest waiting request, or nil.
+func (p *hostPool) nextWaiterLocked() *waiter {
+	for len(p.waiting) > 0 {
+		w := p.waiting[0]
+		p.waiting[0] = nil
+		p.waiting = p.waiting[1:]
+		if len(p.waiting) == 0 {
+			p.waiting = p.waiting[:0:0] // let the drained queue's array go
+		}
+		if !w.done {
+			w.done = true
+			return w
+		}
+	}
+	return nil
+}
+
+// dial opens a connection in a slot already counted in open.
 func (p *hostPool) dial(ctx context.Context, deadline time.Time) (*conn, error) {
-	if p.closed.Load() {
-		<-p.slots
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		p.freeSlot()
 		return nil, net.ErrClosed
 	}
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	nc, err := p.c.dialer.Dial(dctx, p.addr, p.secure, p.serverName)
 	if err != nil {
-		<-p.slots
+		p.freeSlot()
 		return nil, err
 	}
 	p.dials.Add(1)
-	return &conn{
-		nc:   nc,
-		br:   bufio.NewReaderSize(nc, p.c.opts.ReadBufferSize),
-		wbuf: make([]byte, 0, p.c.opts.WriteBufferSize),
-	}, nil
+	cn := &conn{nc: nc}
+	p.mu.Lock()
+	p.lendLocked(cn)
+	p.mu.Unlock()
+	return cn, nil
 }
 
-// release returns a healthy connection for reuse.
+// lendLocked gives cn read and write buffers if it gave its own back.
+func (p *hostPool) lendLocked(cn *conn) {
+	if cn.buffers != nil {
+		return
+	}
+	if n := len(p.free); n > 0 {
+		b := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		b.br.Reset(cn.nc)
+		cn.buffers = b
+		return
+	}
+	cn.buffers = &buffers{br: bufio.NewReaderSize(cn.nc, p.c.opts.ReadBufferSize), wbuf: make([]byte, 0, p.c.opts.WriteBufferSize)}
+}
+
+// release returns a healthy connection for reuse: to the oldest waiting
+// request, or to the idle connections.
 func (p *hostPool) release(cn *conn) {
 	cn.reused = true
-	if p.closed.Load() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
 		p.discard(cn)
 		return
 	}
-	select {
-	case p.idle <- cn:
-	default: // cannot happen while slots bound the count; stay safe
-		p.discard(cn)
+	if w := p.nextWaiterLocked(); w != nil {
+		w.ch <- cn
+		p.mu.Unlock()
+		return
+	}
+	// Idle, it keeps no buffers: nothing is left to read in them after a
+	// whole answer (a connection with unread bytes keeps its reader).
+	if b := cn.buffers; b != nil && b.br.Buffered() == 0 {
+		cn.buffers = nil
+		if len(p.free) < maxFreeBuffers {
+			b.br.Reset(nil)
+			p.free = append(p.free, b)
+		}
+	}
+	cn.idleAt = time.Now()
+	p.idle = append(p.idle, cn)
+	if timeout := p.c.opts.IdleTimeout; timeout > 0 && !p.reaping {
+		p.reaping = true
+		if p.reaper == nil {
+			p.reaper = time.AfterFunc(timeout, p.reap)
+		} else {
+			p.reaper.Reset(timeout)
+		}
+	}
+	p.mu.Unlock()
+}
+
+// reap closes the connections idle for IdleTimeout or longer and arms
+// itself for the next one to expire.
+func (p *hostPool) reap() {
+	timeout := p.c.opts.IdleTimeout
+	now := time.Now()
+	p.mu.Lock()
+	n := 0
+	for n < len(p.idle) && now.Sub(p.idle[n].idleAt) >= timeout {
+		n++
+	}
+	expired := append([]*conn(nil), p.idle[:n]...)
+	m := copy(p.idle, p.idle[n:])
+	clear(p.idle[m:])
+	p.idle = p.idle[:m]
+	p.open -= n // no request waits while connections are idle
+	if len(p.idle) > 0 {
+		p.reaper.Reset(timeout - now.Sub(p.idle[0].idleAt))
+	} else {
+		p.reaping = false
+	}
+	p.mu.Unlock()
+	for _, cn := range expired {
+		_ = cn.nc.Close()
 	}
 }
 
 // discard closes a connection that cannot be reused and frees its slot.
 func (p *hostPool) discard(cn *conn) {
 	_ = cn.nc.Close()
-	<-p.slots
+	p.freeSlot()
+}
+
+// freeSlot gives a slot whose connection closed (or never opened) to the
+// oldest waiting request, which dials in it, or frees it.
+func (p *hostPool) freeSlot() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.nextWaiterLocked(); w != nil {
+		w.ch <- nil
+		return
+	}
+	p.open--
 }
 
 // closeIdle closes every idle connection.
 func (p *hostPool) closeIdle() {
-	for {
-		select {
-		case cn := <-p.idle:
-			p.discard(cn)
-		default:
-			return
-		}
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, cn := range idle {
+		p.discard(cn)
 	}
+}
+
+// close makes the pool refuse new connections and close those released.
+func (p *hostPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+}
+
+// stats returns the open and idle connections.
+func (p *hostPool) stats() (open, idle int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.open, len(p.idle)
 }

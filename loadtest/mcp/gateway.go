@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
@@ -166,11 +167,50 @@ func (g *Gateway) Users() (*loadtest.Users, error) {
 	// Each user holds at most one request in flight through the shared
 	// client (its stream has a connection of its own): the plan is checked
 	// against the client's pool before the run starts.
-	return &loadtest.Users{Kinds: g.Kinds(), Behavior: cfg.behave, Limiters: []loadtest.Limiter{g.HTTP}}, nil
+	names := &toolLists{}
+	behave := func(u *loadtest.User) { cfg.behave(u, names) }
+	return &loadtest.Users{Kinds: g.Kinds(), Behavior: behave, Limiters: []loadtest.Limiter{g.HTTP}}, nil
 }
 
-// behave is one gateway user's life.
-func (g Gateway) behave(u *loadtest.User) {
+// gatewayUser is one modeled user's state. Its life is split into small
+// functions so that the frames on the user's goroutine while it sleeps
+// between calls are few and small: that goroutine's stack, shrunk to a few
+// times what it uses while parked, is a good part of what an idle user
+// costs.
+type gatewayUser struct {
+	g         *Gateway
+	u         *loadtest.User
+	c         *Client
+	names     *toolLists
+	dashboard *httpc.Request
+	stream    *sse.Stream
+	// tools holds only the names of the user's tools, the one thing it
+	// uses, in a list shared by every user that listed the same tools: a
+	// full list of a hundred tools with their schemas is tens of KiB per
+	// user.
+	tools []string
+}
+
+// behave is one gateway user's life; names keeps the tool names of the
+// users' lists, shared between them.
+func (g *Gateway) behave(u *loadtest.User, names *toolLists) {
+	gu := g.start(u, names)
+	if gu == nil {
+		return
+	}
+	if gu.stream != nil {
+		defer gu.stream.Close()
+	}
+	if g.Idle {
+		<-u.Context().Done()
+		return
+	}
+	gu.live()
+}
+
+// start makes the user's client, connects it (retrying) and opens its
+// stream; nil when the user must stop.
+func (g *Gateway) start(u *loadtest.User, names *toolLists) *gatewayUser {
 	var header []httpc.Header
 	if g.ClientAddrs {
 		header = []httpc.Header{httpc.ForwardedFor(u.ID)}
@@ -178,54 +218,54 @@ func (g Gateway) behave(u *loadtest.User) {
 	c, err := New(g.HTTP, Options{URL: g.URL, Token: g.Token(u.ID), ProtocolVersion: g.ProtocolVersion, Header: header})
 	if err != nil {
 		u.Record(KindInitialize, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
-		return
+		return nil
 	}
-	var dashboard *httpc.Request
+	gu := &gatewayUser{g: g, u: u, c: c, names: names}
 	if g.DashboardURL != "" && !g.Idle {
-		dashboard, err = g.HTTP.Prepare("GET", g.DashboardURL, append([]httpc.Header{{Name: "Authorization", Value: "Bearer " + g.Token(u.ID)}}, header...), nil)
+		gu.dashboard, err = g.HTTP.Prepare("GET", g.DashboardURL, append([]httpc.Header{{Name: "Authorization", Value: "Bearer " + g.Token(u.ID)}}, header...), nil)
 		if err != nil {
 			u.Record(KindDashboard, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
-			return
+			return nil
 		}
-	}
-	var tools []Tool
-	connect := func() bool {
-		if u.Do(KindInitialize, c.Initialize).Outcome != loadtest.OK {
-			return false
-		}
-		r := u.Do(KindListTools, func(ctx context.Context) loadtest.Response {
-			ts, r := c.ListTools(ctx)
-			if r.Outcome == loadtest.OK {
-				tools = ts
-			}
-			return r
-		})
-		return r.Outcome == loadtest.OK
 	}
 	// A user that cannot connect retries, as a client would, after a pause.
-	for !connect() {
+	for !gu.connect() {
 		if !u.Sleep(dist.Fixed[time.Duration]{Value: 5 * time.Second, Jitter: 2 * time.Second}.Sample(u.Rand)) {
-			return
+			return nil
 		}
 	}
-
-	var stream *sse.Stream
 	if !g.NoStream {
 		scfg := NotificationConfig(g.HTTP, g.URL, u)
 		scfg.DeliveryTimeout = g.DeliveryTimeout
 		group, err := sse.NewGroup(scfg)
 		if err != nil {
 			u.Record(sse.KindConnect, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
-			return
+			return nil
 		}
-		stream = c.OpenNotifications(u.Context(), group)
-		defer stream.Close()
+		gu.stream = c.OpenNotifications(u.Context(), group)
 	}
+	return gu
+}
 
-	if g.Idle {
-		<-u.Context().Done()
-		return
+// connect initializes the session and lists the tools.
+func (gu *gatewayUser) connect() bool {
+	u, c := gu.u, gu.c
+	if u.Do(KindInitialize, c.Initialize).Outcome != loadtest.OK {
+		return false
 	}
+	r := u.Do(KindListTools, func(ctx context.Context) loadtest.Response {
+		ts, r := c.ListTools(ctx)
+		if r.Outcome == loadtest.OK {
+			gu.tools = gu.names.of(ts)
+		}
+		return r
+	})
+	return r.Outcome == loadtest.OK
+}
+
+// live is the user's bursts of calls until it stops: a gap, then act.
+func (gu *gatewayUser) live() {
+	g, u := gu.g, gu.u
 	bot := g.BotShare > 0 && u.Rand.Float64() < g.BotShare
 	gaps := g.Gaps.Gaps(u.Rand)
 	nextReconnect := g.reconnectAfter(u)
@@ -237,35 +277,91 @@ func (g Gateway) behave(u *loadtest.User) {
 		if !u.Sleep(gap) {
 			return
 		}
-		switch {
-		case !nextReconnect.IsZero() && time.Now().After(nextReconnect):
-			connect()
-			nextReconnect = g.reconnectAfter(u)
-		case u.Rand.Float64() < g.Relist:
-			u.Do(KindListTools, func(ctx context.Context) loadtest.Response { _, r := c.ListTools(ctx); return r })
-		}
-		if len(tools) == 0 {
-			continue
-		}
-		tool := tools[u.Rand.IntN(len(tools))].Name
-		args := g.Arguments(u, tool)
-		r := u.Do(KindCallTool, func(ctx context.Context) loadtest.Response { _, r := c.CallTool(ctx, tool, args); return r })
-		// Every call the gateway completed, a tool error included, is one
-		// event on the user's stream: a pending observation of the step
-		// the call was made in, judged within DeliveryTimeout. A call the
-		// user's departure cut short was not recorded, so nothing is
-		// expected of it.
-		var te *ToolError
-		if stream != nil && u.Context().Err() == nil && (r.Outcome == loadtest.OK || errors.As(r.Err, &te)) {
-			stream.Expect(1)
-		}
-		if dashboard != nil && u.Rand.Float64() < g.Dashboard {
-			u.Do(KindDashboard, g.HTTP.Func(dashboard))
-		}
+		nextReconnect = gu.act(nextReconnect)
 	}
 }
 
-func (g Gateway) reconnectAfter(u *loadtest.User) time.Time {
+// act is what the user does after a gap: a reconnect when it is due or
+// else, sometimes, a tools/list; then a call, and sometimes a dashboard
+// view. It returns when the next reconnect is due.
+func (gu *gatewayUser) act(nextReconnect time.Time) time.Time {
+	g, u, c := gu.g, gu.u, gu.c
+	switch {
+	case !nextReconnect.IsZero() && time.Now().After(nextReconnect):
+		gu.connect()
+		nextReconnect = g.reconnectAfter(u)
+	case u.Rand.Float64() < g.Relist:
+		u.Do(KindListTools, func(ctx context.Context) loadtest.Response { _, r := c.ListTools(ctx); return r })
+	}
+	if len(gu.tools) == 0 {
+		return nextReconnect
+	}
+	tool := gu.tools[u.Rand.IntN(len(gu.tools))]
+	args := g.Arguments(u, tool)
+	r := u.Do(KindCallTool, func(ctx context.Context) loadtest.Response { _, r := c.CallTool(ctx, tool, args); return r })
+	// Every call the gateway completed, a tool error included, is one
+	// event on the user's stream: a pending observation of the step the
+	// call was made in, judged within DeliveryTimeout. A call the user's
+	// departure cut short was not recorded, so nothing is expected of it.
+	var te *ToolError
+	if gu.stream != nil && u.Context().Err() == nil && (r.Outcome == loadtest.OK || errors.As(r.Err, &te)) {
+		gu.stream.Expect(1)
+	}
+	if gu.dashboard != nil && u.Rand.Float64() < g.Dashboard {
+		u.Do(KindDashboard, g.HTTP.Func(gu.dashboard))
+	}
+	return nextReconnect
+}
+
+// toolLists interns the tool-name lists of a gateway's users: one copy of
+// each distinct list (users of a population see the same few), up to
+// maxToolLists of them; past that a user keeps a copy of its own.
+type toolLists struct {
+	mu    sync.Mutex
+	lists map[string][]string // by the names, each followed by a NUL
+}
+
+const maxToolLists = 1024
+
+// of returns the names of tools, shared with every other user that listed
+// the same names in the same order.
+func (t *toolLists) of(tools []Tool) []string {
+	if len(tools) == 0 {
+		return nil
+	}
+	n := 0
+	for _, tl := range tools {
+		n += len(tl.Name) + 1
+	}
+	key := make([]byte, 0, n)
+	for _, tl := range tools {
+		key = append(key, tl.Name...)
+		key = append(key, 0)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if l, ok := t.lists[string(key)]; ok {
+		return l
+	}
+	// The names are cut from the key, one allocation for the whole list,
+	// so that they keep nothing of the decoded answer alive.
+	all := string(key)
+	names := make([]string, len(tools))
+	off := 0
+	for i, tl := range tools {
+		names[i] = all[off : off+len(tl.Name)]
+		off += len(tl.Name) + 1
+	}
+	if len(t.lists) < maxToolLists {
+		if t.lists == nil {
+			t.lists = map[string][]string{}
+		}
+		t.lists[all] = names
+	}
+	return names
+}
+
+func (g *Gateway) reconnectAfter(u *loadtest.User) time.Time {
 	if g.Reconnect < 0 {
 		return time.Time{}
 	}

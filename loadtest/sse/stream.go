@@ -30,7 +30,8 @@ type Stream struct {
 	conn   net.Conn
 
 	parser    Parser
-	buf       []byte
+	buf       []byte  // read buffer, borrowed from readBufs while in use
+	bufp      *[]byte // what buf was borrowed as
 	dc        dechunker
 	connStart time.Time
 	readAt    time.Time
@@ -152,7 +153,7 @@ func (s *Stream) setConn(ctx context.Context, c net.Conn) bool {
 func (s *Stream) run(ctx context.Context) {
 	defer close(s.done)
 	defer func() {
-		s.buf = nil
+		s.giveBackBuf()
 		if ctx.Err() != nil {
 			s.leave() // the user left: judge nothing that was not yet due
 		}
@@ -186,7 +187,31 @@ func (s *Stream) run(ctx context.Context) {
 
 // session runs one connection. end says the stream must not reconnect (the
 // target answered 204); progressed says the connection delivered data.
+//
+// It is split in three so that the frames on a held stream's goroutine
+// while it waits are few and small (connect's and finish's are not among
+// them): a goroutine's stack shrinks to a few times what it uses while
+// parked, and the stack is most of what a held stream costs.
 func (s *Stream) session(ctx context.Context) (end, progressed bool) {
+	l, end, ok := s.connect(ctx)
+	if !ok {
+		return end, false
+	}
+	return s.finish(ctx, l, s.readBody(ctx, l.conn, l.pending, l.chunked))
+}
+
+// live is a connected stream, between connect and finish.
+type live struct {
+	conn        net.Conn
+	pending     int  // body bytes read with the head, at the start of s.buf
+	chunked     bool // the body is chunked
+	connectedAt time.Time
+}
+
+// connect dials, sends the request and reads the response head. ok says
+// the stream is connected (finish must follow); otherwise end says it must
+// not reconnect.
+func (s *Stream) connect(ctx context.Context) (l live, end, ok bool) {
 	cfg := &s.g.cfg
 	t := &s.g.tgt
 	s.connStart = cfg.Now()
@@ -194,18 +219,16 @@ func (s *Stream) session(ctx context.Context) (end, progressed bool) {
 	s.gotFirst, s.gotData = false, false
 	s.parser.Reset()
 	s.dc = dechunker{}
-	if s.buf == nil {
-		s.buf = make([]byte, cfg.BufferSize)
-	}
+	s.borrowBuf()
 
-	connectFail := func(r loadtest.Response) (bool, bool) {
+	connectFail := func(r loadtest.Response) (live, bool, bool) {
 		s.c.connectErrors.Add(1)
 		s.g.c.connectErrors.Add(1)
 		if ctx.Err() != nil {
-			return true, false
+			return live{}, true, false
 		}
 		s.record(KindConnect, cfg.Now().Sub(s.connStart), r)
-		return false, false
+		return live{}, false, false
 	}
 	dctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	conn, err := cfg.Dial(dctx, t.addr, t.secure, hostOnly(t.host))
@@ -213,11 +236,17 @@ func (s *Stream) session(ctx context.Context) (end, progressed bool) {
 	if err != nil {
 		return connectFail(httpc.ErrorResponse(err))
 	}
-	defer conn.Close()
 	if !s.setConn(ctx, conn) {
-		return true, false
+		_ = conn.Close()
+		return live{}, true, false
 	}
-	defer s.setConn(context.Background(), nil)
+	connected := false
+	defer func() {
+		if !connected {
+			s.setConn(context.Background(), nil)
+			_ = conn.Close()
+		}
+	}()
 	_ = conn.SetDeadline(realStart.Add(cfg.ConnectTimeout))
 
 	// Request.
@@ -238,7 +267,7 @@ func (s *Stream) session(ctx context.Context) (end, progressed bool) {
 	if resp.Outcome != loadtest.OK || resp.Err != nil {
 		if se, ok := resp.Err.(*httpc.StatusError); ok && se.Code == 204 {
 			s.record(KindConnect, cfg.Now().Sub(s.connStart), loadtest.Response{Outcome: loadtest.OK})
-			return true, false // the target asks the client to stop
+			return live{}, true, false // the target asks the client to stop
 		}
 		if resp.Outcome == loadtest.ProtocolError {
 			s.c.protocolErrors.Add(1)
@@ -257,16 +286,23 @@ func (s *Stream) session(ctx context.Context) (end, progressed bool) {
 	s.everConn = true
 	s.c.connected.Add(1)
 	s.g.c.connected.Add(1)
+	_ = conn.SetWriteDeadline(time.Time{})
+	connected = true
+	return live{conn: conn, pending: body, chunked: chunked, connectedAt: connectedAt}, false, true
+}
+
+// finish records how a connected stream ended (endErr, from readBody) and
+// closes it.
+func (s *Stream) finish(ctx context.Context, l live, endErr error) (end, progressed bool) {
 	defer func() {
 		s.c.connected.Add(-1)
 		s.g.c.connected.Add(-1)
 		s.setHealthy()
+		s.setConn(context.Background(), nil)
+		_ = l.conn.Close()
 	}()
-	_ = conn.SetWriteDeadline(time.Time{})
-
-	// Body.
-	endErr := s.readBody(ctx, conn, body, chunked)
-	held := cfg.Now().Sub(connectedAt)
+	cfg := &s.g.cfg
+	held := cfg.Now().Sub(l.connectedAt)
 	progressed = s.gotData
 	if ctx.Err() != nil {
 		s.record(KindStream, held, loadtest.Response{Outcome: loadtest.OK})
@@ -288,10 +324,24 @@ func (s *Stream) session(ctx context.Context) (end, progressed bool) {
 
 var errStreamEnded = errors.New("sse: the target ended the stream")
 
-// readBody reads the stream until it ends; it returns why.
+// aLongTimeAgo is a read deadline that has passed: a read returns what a
+// TLS connection holds decrypted or received, without waiting.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// readBody reads the stream until it ends; it returns why. pending body
+// bytes are at the start of s.buf.
+//
+// Where the connection allows it (see newWaiter), the stream waits for
+// data without reading it, its read buffer given back meanwhile, and with
+// few frames on its stack; it borrows the buffer to read what arrived. A
+// TLS connection may hold records it has received but not yet returned,
+// which the socket no longer shows: they are drained (reads past an
+// expired deadline return only those) before the stream waits again.
 func (s *Stream) readBody(ctx context.Context, conn net.Conn, pending int, chunked bool) error {
 	cfg := &s.g.cfg
 	ka := 2 * cfg.KeepaliveInterval
+	w := newWaiter(conn)
+	buffered := w != nil && w.tls // a TLS connection may hold what it read with the head
 	n := pending
 	for {
 		if n > 0 {
@@ -311,13 +361,29 @@ func (s *Stream) readBody(ctx context.Context, conn net.Conn, pending int, chunk
 				s.feed(data)
 			}
 		}
-		if ka > 0 {
-			_ = conn.SetReadDeadline(time.Now().Add(ka))
-		} else {
-			_ = conn.SetReadDeadline(time.Time{})
-		}
 		var err error
-		n, err = conn.Read(s.buf)
+		n = 0
+		switch {
+		case w == nil: // block in Read, as on a connection the stream cannot wait on
+			s.setReadDeadline(conn, ka)
+			n, err = conn.Read(s.buf)
+		case buffered:
+			_ = conn.SetReadDeadline(aLongTimeAgo)
+			n, err = conn.Read(s.buf)
+			if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				buffered = false // nothing held: wait on the socket
+				continue
+			}
+		default:
+			s.setReadDeadline(conn, ka)
+			s.giveBackBuf()
+			err = w.wait()
+			s.borrowBuf()
+			if err == nil {
+				n, err = conn.Read(s.buf)
+				buffered = w.tls
+			}
+		}
 		if n > 0 {
 			s.readAt = cfg.Now()
 			s.gotData = true
@@ -336,6 +402,16 @@ func (s *Stream) readBody(ctx context.Context, conn net.Conn, pending int, chunk
 			}
 			return err
 		}
+	}
+}
+
+// setReadDeadline arms the health deadline: a stream silent for ka is
+// unhealthy; ka 0 means none.
+func (s *Stream) setReadDeadline(conn net.Conn, ka time.Duration) {
+	if ka > 0 {
+		_ = conn.SetReadDeadline(time.Now().Add(ka))
+	} else {
+		_ = conn.SetReadDeadline(time.Time{})
 	}
 }
 

@@ -61,11 +61,13 @@ func Main(servers map[string]Serve) {
 
 // Start re-executes the test binary as the server named name and returns its
 // address ("127.0.0.1:PORT"). The child is killed by PID at cleanup and
-// exits by itself when the parent dies (its stdin closes).
-func Start(tb testing.TB, name string) string {
+// exits by itself when the parent dies (its stdin closes). extraEnv
+// ("KEY=value") is added to the child's environment, for what the server
+// needs from the parent, such as a certificate made by the test.
+func Start(tb testing.TB, name string, extraEnv ...string) string {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env+"="+name)
+	cmd.Env = append(append(os.Environ(), extraEnv...), env+"="+name)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
