@@ -186,6 +186,9 @@ func testDrain(t *testing.T, fault string) {
 
 	reply := make(chan relaytest.Reply, 1)
 	go func() {
+		// RPC fails the test and ends this goroutine when the call gets no
+		// answer: the closed channel then gives a zero Reply, not a hang.
+		defer close(reply)
 		reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"})
 	}()
 	relaytest.Eventually(t, "call at the upstream", func() bool { return up.Server.Stats().InFlight == 1 })
@@ -226,6 +229,9 @@ func TestDrainTimeout(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{}}
 	reply := make(chan relaytest.Reply, 1)
 	go func() {
+		// RPC fails the test and ends this goroutine when the call gets no
+		// answer: the closed channel then gives a zero Reply, not a hang.
+		defer close(reply)
 		reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"})
 	}()
 	relaytest.Eventually(t, "call at the upstream", func() bool { return up.Server.Stats().InFlight == 1 })

@@ -169,6 +169,11 @@ func (s *Server) ListenAndServe() error {
 	return s.Serve(l)
 }
 
+// drainGrace bounds each wait of a drain past its timeout: for cancelled
+// calls to return, for the last events to be written, for the answers of
+// cancelled calls to be sent.
+const drainGrace = 5 * time.Second
+
 // DrainReport says how a Shutdown went.
 type DrainReport struct {
 	// Duration is the time from the start of Shutdown to streams closed.
@@ -198,11 +203,17 @@ func (s *Server) Shutdown(ctx context.Context) (DrainReport, error) {
 
 		dctx, cancel := context.WithTimeout(ctx, s.cfg.DrainTimeout)
 		defer cancel()
+		// net/http waits longer than the calls: a call cancelled at the
+		// drain timeout still writes its answer (a tool error), which is
+		// sent after its handler returns; closing the connections at the
+		// drain timeout itself would lose it.
+		hctx, hcancel := context.WithTimeout(ctx, s.cfg.DrainTimeout+drainGrace)
+		defer hcancel()
 		httpDone := make(chan error, 1)
 		if srv != nil {
 			// Closes the listeners and idle connections now, then waits for
 			// active requests; held (non-hijacked) streams end below.
-			go func() { httpDone <- srv.Shutdown(dctx) }()
+			go func() { httpDone <- srv.Shutdown(hctx) }()
 		} else {
 			httpDone <- nil
 		}
@@ -210,11 +221,11 @@ func (s *Server) Shutdown(ctx context.Context) (DrainReport, error) {
 			rep.Abandoned = s.calls.count()
 			s.log.Warn("relay: drain timeout reached; cancelling the requests still running", "abandoned", rep.Abandoned)
 			s.cancelBase()
-			wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+			wctx, wcancel := context.WithTimeout(context.Background(), drainGrace)
 			s.calls.wait(wctx)
 			wcancel()
 		}
-		bctx, bcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		bctx, bcancel := context.WithTimeout(context.Background(), drainGrace)
 		if err := s.store.barrier(bctx); err != nil {
 			s.log.Warn("relay: waiting for the last events failed", "err", err)
 		}
