@@ -31,8 +31,12 @@ type Kind struct {
 // of slowing the generator down (no coordinated omission).
 //
 // Each arrival is handed to a worker; workers are started on demand up to
-// MaxInFlight. An arrival that finds no free worker within MaxWait is
-// counted as dropped, never silently skipped.
+// MaxInFlight. An arrival that finds no free worker within MaxWait — every
+// worker busy with the target and MaxInFlight reached — is counted as
+// dropped, never silently skipped. An arrival handed to a worker that
+// starts it late (the generator's own goroutines waiting for a core) is
+// sent, its latency still measured from the intended time: that lateness
+// is not the target's doing, and a drop would be charged to the target.
 type Arrivals struct {
 	// Mix is the request kinds and their weights; at least one.
 	Mix []Kind
@@ -151,6 +155,10 @@ type arrivals struct {
 type job struct {
 	mix  int
 	span span
+	// bounded says the arrival waits for a worker to free up: MaxInFlight
+	// were running and none was idle. Only such an arrival is dropped when
+	// it waited longer than MaxWait.
+	bounded bool
 }
 
 func (d *arrivals) Ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
@@ -258,11 +266,14 @@ func (d *arrivals) dispatch(at time.Time) {
 		s.w.recordLag(time.Since(at))
 	}
 	j := job{mix: mix, span: s}
-	if d.idle.Load() == 0 && d.workers.Load() < int64(d.cfg.MaxInFlight) {
-		d.workers.Add(1)
-		d.wg.Add(1)
-		go d.worker(j)
-		return
+	if d.idle.Load() == 0 {
+		if d.workers.Load() < int64(d.cfg.MaxInFlight) {
+			d.workers.Add(1)
+			d.wg.Add(1)
+			go d.worker(j)
+			return
+		}
+		j.bounded = true
 	}
 	select {
 	case d.jobs <- j:
@@ -291,7 +302,7 @@ func (d *arrivals) run(j job) {
 		d.rec.abandon(j.span)
 		return
 	}
-	if time.Since(j.span.intended) > d.cfg.MaxWait {
+	if j.bounded && time.Since(j.span.intended) > d.cfg.MaxWait {
 		d.finish(j, Response{Outcome: Dropped})
 		return
 	}

@@ -1,6 +1,9 @@
 package loadtest
 
 import (
+	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -84,5 +87,48 @@ func TestRecorderZeroAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("recording a sample allocates %v times; want 0", allocs)
+	}
+}
+
+// An arrival that waited for a worker while MaxInFlight were busy is
+// dropped once it is MaxWait late; one a worker was there for, started
+// late because the generator's goroutines waited for a core, is sent (its
+// latency still runs from the intended time): the drop would charge the
+// generator's lateness to the target.
+func TestArrivalsDropOnlyWhatWaitedForAWorker(t *testing.T) {
+	for _, tc := range []struct {
+		bounded bool
+		want    Outcome
+	}{
+		{bounded: false, want: OK},
+		{bounded: true, want: Dropped},
+	} {
+		t.Run(fmt.Sprintf("bounded=%v", tc.bounded), func(t *testing.T) {
+			var sent atomic.Int64
+			a := &Arrivals{MaxWait: 10 * time.Millisecond, Mix: []Kind{{Name: "get", Weight: 1, Do: func(context.Context) Response {
+				sent.Add(1)
+				return Response{Outcome: OK}
+			}}}}
+			rec := NewRecorder("get")
+			w := rec.open()
+			d := a.Start(t.Context(), rec, 1).(*arrivals)
+			d.inflight.Add(1)
+			d.run(job{span: rec.begin(rec.kind("get"), time.Now().Add(-time.Second)), bounded: tc.bounded})
+			d.Stop()
+			ks := w.stats(rec.kind("get"))
+			if got := ks.counts[tc.want]; got != 1 {
+				t.Fatalf("outcomes %v: want one %v", ks.counts, tc.want)
+			}
+			wantSent := int64(0)
+			if tc.want == OK {
+				wantSent = 1
+			}
+			if sent.Load() != wantSent {
+				t.Fatalf("sent %d requests; want %d", sent.Load(), wantSent)
+			}
+			if lat := ks.h.Max(); tc.want == OK && lat < int64(time.Second/time.Microsecond) {
+				t.Fatalf("latency %d µs: want it from the intended time, a second ago", lat)
+			}
+		})
 	}
 }
