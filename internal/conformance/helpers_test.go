@@ -116,6 +116,9 @@ type request struct {
 	Version     string // MCP-Protocol-Version
 	Accept      string
 	ContentType string
+	RPCHeader   string // Mcp-Method (stateless revision)
+	NameHeader  string // Mcp-Name (stateless revision)
+	Meta        string // params._meta's io.modelcontextprotocol/protocolVersion (stateless revision)
 }
 
 // requestLog is middleware that records every request before serving it.
@@ -134,9 +137,20 @@ func (l *requestLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Version:     r.Header.Get(versionHeader),
 		Accept:      r.Header.Get("Accept"),
 		ContentType: r.Header.Get("Content-Type"),
+		RPCHeader:   r.Header.Get("Mcp-Method"),
+		NameHeader:  r.Header.Get("Mcp-Name"),
 	}
 	if r.Method == http.MethodPost {
-		rq.RPCMethod, _ = rpcMethod(readBody(l.t, &r.Body))
+		body := readBody(l.t, &r.Body)
+		rq.RPCMethod, _ = rpcMethod(body)
+		var m struct {
+			Params struct {
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &m) == nil {
+			rq.Meta, _ = m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+		}
 	}
 	l.mu.Lock()
 	l.reqs = append(l.reqs, rq)

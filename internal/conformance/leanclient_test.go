@@ -383,3 +383,132 @@ func TestLeanClient_NotificationStream(t *testing.T) {
 		checkLeanHeaders(t, reqs, srv.session(t).ID(), rev)
 	})
 }
+
+// TestLeanClient_SDKServerStateless runs the lean client's work against a
+// stateless SDK server at the stateless revision, in both answer modes:
+// server/discover in place of the handshake, no session id, and on every
+// request the revision in params._meta and the header, and the method
+// (and the tool's name) mirrored in Mcp-Method (Mcp-Name); the SDK server
+// refuses a request whose headers and body disagree.
+func TestLeanClient_SDKServerStateless(t *testing.T) {
+	rev := lean.StatelessVersion
+	forEachRevision(t, []string{rev}, func(t *testing.T, rev string) {
+		for _, mode := range answerModes[:2] {
+			t.Run("answers="+mode.name, func(t *testing.T) {
+				opts := mode.opts()
+				if opts == nil {
+					opts = &mcp.StreamableHTTPOptions{}
+				}
+				opts.Stateless = true
+				srv := startSDKServer(t, nil, opts)
+				c, _ := newLeanClient(t, srv.URL, rev)
+				ctx := testContext(t)
+
+				resp := c.Initialize(ctx)
+				require.Equal(t, loadtest.OK, resp.Outcome, "server/discover: %v", resp.Err)
+				assert.Empty(t, c.SessionID(), "no session in the stateless era")
+				assert.Contains(t, string(c.ServerInfo()), `"supportedVersions"`)
+				leanListTools(t, ctx, c)
+				leanCallTools(t, ctx, c)
+
+				reqs := srv.log.requests()
+				var methods []string
+				for _, r := range reqs {
+					methods = append(methods, r.RPCMethod)
+					what := r.Method + " " + r.RPCMethod
+					assert.Empty(t, r.Session, "%s: %s", what, sessionHeader)
+					assert.Equal(t, rev, r.Version, "%s: %s", what, versionHeader)
+					assert.Equal(t, rev, r.Meta, "%s: params._meta revision", what)
+					assert.Equal(t, r.RPCMethod, r.RPCHeader, "%s: Mcp-Method", what)
+				}
+				assert.Equal(t, []string{"server/discover", "tools/list", "tools/call", "tools/call", "tools/call"}, methods)
+				assert.Equal(t, []string{"", "", "echo", "fail", "no_such_tool"}, func() (names []string) {
+					for _, r := range reqs {
+						names = append(names, r.NameHeader)
+					}
+					return names
+				}(), "Mcp-Name mirrors the tool of each tools/call")
+			})
+		}
+	})
+}
+
+// A server that does not list the stateless revision in server/discover
+// (a handshake-era server answers it "method not found") fails the lean
+// client's Initialize with the reason, not a session that half works.
+func TestLeanClient_StatelessAgainstHandshakeServer(t *testing.T) {
+	srv := startSDKServer(t, []string{"2025-11-25"}, nil)
+	c, _ := newLeanClient(t, srv.URL, lean.StatelessVersion)
+	resp := c.Initialize(testContext(t))
+	require.NotEqual(t, loadtest.OK, resp.Outcome)
+	require.Error(t, resp.Err)
+	assert.Contains(t, resp.Err.Error(), "unsupported protocol version")
+}
+
+// TestLeanClient_ListenStream proves that the stateless era's notification
+// stream — a subscriptions/listen request held open (ListenConfig) — is
+// accepted by a stateless SDK server, which acknowledges it first and then
+// sends tools/list_changed on it when a tool is added; both are JSON-RPC
+// messages the stream sees (OnEvent) but does not count as deliveries.
+func TestLeanClient_ListenStream(t *testing.T) {
+	forEachRevision(t, []string{lean.StatelessVersion}, func(t *testing.T, rev string) {
+		srv := startSDKServer(t, nil, &mcp.StreamableHTTPOptions{Stateless: true})
+		c, hc := newLeanClient(t, srv.URL, rev)
+		ctx := testContext(t)
+		resp := c.Initialize(ctx)
+		require.Equal(t, loadtest.OK, resp.Outcome, "server/discover: %v", resp.Err)
+
+		connected := make(connects, 1)
+		events := make(chan notification, 16)
+		cfg := lean.ListenConfig(hc, c.URL(), rev, connected)
+		cfg.OnEvent = func(_ *sse.Stream, ev sse.Event, _ time.Time) {
+			select {
+			case events <- notification{Type: string(ev.Type), Data: append([]byte(nil), ev.Data...)}:
+			default:
+			}
+		}
+		g, err := sse.NewGroup(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { g.Close() })
+		c.OpenNotifications(ctx, g)
+		select {
+		case r := <-connected:
+			require.Equal(t, loadtest.OK, r.Outcome, "the listen request: %v", r.Err)
+		case <-ctx.Done():
+			t.Fatal("the listen stream never connected")
+		}
+		method := func() string {
+			t.Helper()
+			select {
+			case n := <-events:
+				var msg struct {
+					Method string `json:"method"`
+					Params struct {
+						Notifications map[string]any `json:"notifications"`
+					} `json:"params"`
+				}
+				require.NoError(t, json.Unmarshal(n.Data, &msg), "%s", n.Data)
+				return msg.Method
+			case <-ctx.Done():
+				t.Fatal("no message on the listen stream")
+				return ""
+			}
+		}
+		assert.Equal(t, "notifications/subscriptions/acknowledged", method(), "the first message")
+		mcp.AddTool(srv.Server, &mcp.Tool{Name: "late"}, echo)
+		assert.Equal(t, "notifications/tools/list_changed", method())
+
+		st := g.Close()
+		assert.Zero(t, st.ProtocolErrors, "protocol errors on the stream")
+		assert.Zero(t, st.ConnectErrors, "failed connects")
+		for _, r := range srv.log.requests() {
+			if r.RPCMethod == "subscriptions/listen" {
+				assert.Equal(t, http.MethodPost, r.Method)
+				assert.Equal(t, rev, r.Version)
+				assert.Equal(t, rev, r.Meta)
+				assert.Equal(t, "subscriptions/listen", r.RPCHeader)
+				assert.True(t, accepts(r.Accept, "application/json") && accepts(r.Accept, "text/event-stream"), "Accept %q", r.Accept)
+			}
+		}
+	})
+}

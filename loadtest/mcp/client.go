@@ -3,9 +3,11 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,9 +27,33 @@ const (
 	// SessionHeader carries the session id initialize returns.
 	SessionHeader = "Mcp-Session-Id"
 	// VersionHeader carries the protocol revision on requests after
-	// initialize (revisions from 2025-06-18 on).
+	// initialize (revisions from 2025-06-18 on), and on every request of
+	// the stateless revision.
 	VersionHeader = "MCP-Protocol-Version"
+	// StatelessVersion is the first revision without a handshake
+	// (SEP-2575): server/discover replaces initialize, every request
+	// carries its revision, capabilities and client in params._meta (and
+	// the revision, method and name in headers), and the notification
+	// stream is a subscriptions/listen request (see ListenConfig).
+	// Options.ProtocolVersion set to it, or later, speaks that era.
+	StatelessVersion = "2026-07-28"
+	// MethodHeader mirrors a stateless request's method.
+	MethodHeader = "Mcp-Method"
+	// NameHeader mirrors a stateless request's principal name, such as
+	// the tool of tools/call.
+	NameHeader = "Mcp-Name"
 )
+
+// Keys of the per-request metadata of the stateless revision.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+)
+
+// Stateless reports whether the revision v is of the stateless era
+// (StatelessVersion or later).
+func Stateless(v string) bool { return v >= StatelessVersion }
 
 // Options configure one Client (one modeled user).
 type Options struct {
@@ -37,7 +63,8 @@ type Options struct {
 	// empty sends none.
 	Token string
 	// ProtocolVersion is the revision offered in initialize and sent in
-	// the MCP-Protocol-Version header. Empty means DefaultProtocolVersion.
+	// the MCP-Protocol-Version header. Empty means DefaultProtocolVersion;
+	// StatelessVersion speaks the stateless era (no handshake).
 	ProtocolVersion string
 	// ClientName and ClientVersion are the clientInfo of initialize.
 	// Empty means "headroom" and "0".
@@ -65,6 +92,9 @@ type Client struct {
 	session string
 	version string // negotiated revision
 	server  json.RawMessage
+	// meta is the encoded "_meta" member of every stateless request's
+	// params (revision, capabilities, client), or nil.
+	meta []byte
 }
 
 // New returns a Client that sends through hc. It fails when the URL is not
@@ -94,7 +124,38 @@ func New(hc *httpc.Client, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}
-	return &Client{hc: hc, opts: opts, req: req, version: opts.ProtocolVersion}, nil
+	c := &Client{hc: hc, opts: opts, req: req, version: opts.ProtocolVersion}
+	if Stateless(opts.ProtocolVersion) {
+		c.meta = requestMeta(opts)
+	}
+	return c, nil
+}
+
+// requestMeta returns the "_meta" member that every stateless request's
+// params carry: `"_meta":{…}`.
+func requestMeta(opts Options) []byte {
+	m, _ := json.Marshal(map[string]any{
+		metaProtocolVersion:    opts.ProtocolVersion,
+		metaClientCapabilities: map[string]any{},
+		metaClientInfo:         map[string]string{"name": opts.ClientName, "version": opts.ClientVersion},
+	})
+	return append([]byte(`"_meta":`), m...)
+}
+
+// withMeta returns the encoded params object p with the member meta
+// added first; p "null" or empty is an object of meta alone.
+func withMeta(p, meta []byte) []byte {
+	p = bytes.TrimSpace(p)
+	out := make([]byte, 0, len(p)+len(meta)+3)
+	out = append(out, '{')
+	out = append(out, meta...)
+	if len(p) < 2 || p[0] != '{' || string(p) == "null" {
+		return append(out, '}')
+	}
+	if rest := bytes.TrimSpace(p[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, p[1:]...)
 }
 
 // SessionID returns the session id from initialize, or "".
@@ -123,11 +184,18 @@ func (c *Client) ServerInfo() json.RawMessage {
 // client info, keeping the Mcp-Session-Id of the answer, then (unless
 // Options.SkipInitialized) the notifications/initialized message. The
 // Response covers both; a failed notification is its outcome.
+//
+// In the stateless era there is no session: Initialize sends
+// server/discover instead, and a server that does not list the revision
+// among its supportedVersions is a ProtocolError naming them.
 func (c *Client) Initialize(ctx context.Context) loadtest.Response {
 	c.mu.Lock()
 	c.session = ""
 	c.version = c.opts.ProtocolVersion
 	c.mu.Unlock()
+	if c.meta != nil {
+		return c.discover(ctx)
+	}
 	params := map[string]any{
 		"protocolVersion": c.opts.ProtocolVersion,
 		"capabilities":    map[string]any{},
@@ -158,6 +226,31 @@ func (c *Client) Initialize(ctx context.Context) loadtest.Response {
 	return n
 }
 
+// discover is the stateless era's Initialize: server/discover, whose
+// answer must list the client's revision.
+func (c *Client) discover(ctx context.Context) loadtest.Response {
+	var raw json.RawMessage
+	resp := c.call(ctx, "server/discover", nil, &raw, false)
+	if resp.Outcome != loadtest.OK {
+		return resp
+	}
+	var result struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if err := json.Unmarshal(raw, &result); err != nil {
+		return protocolError("mcp: server/discover result is not an object", raw, resp.Bytes)
+	}
+	if !slices.Contains(result.SupportedVersions, c.opts.ProtocolVersion) {
+		return loadtest.Response{Outcome: loadtest.ProtocolError, Bytes: resp.Bytes, Err: fmt.Errorf(
+			"mcp: the server does not speak revision %s (server/discover lists %q); set ProtocolVersion to one of them",
+			c.opts.ProtocolVersion, result.SupportedVersions)}
+	}
+	c.mu.Lock()
+	c.server = raw
+	c.mu.Unlock()
+	return resp
+}
+
 // Notify sends a JSON-RPC notification (no id, no answer expected); any
 // 2xx is OK.
 func (c *Client) Notify(ctx context.Context, method string, params any) loadtest.Response {
@@ -169,7 +262,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) loadtest
 	if err != nil {
 		return loadtest.Response{Outcome: loadtest.ProtocolError, Err: fmt.Errorf("mcp: encoding %s params: %w", method, err)}
 	}
-	call := c.newCall(body, false)
+	call := c.newCall(body, false, method, "")
 	return c.hc.Exchange(ctx, c.req, call)
 }
 
@@ -271,7 +364,9 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 	return c.call(ctx, method, params, result, false)
 }
 
-func (c *Client) newCall(body []byte, initialize bool) *httpc.Call {
+// newCall prepares the exchange of body; method and name fill the
+// stateless era's mirror headers.
+func (c *Client) newCall(body []byte, initialize bool, method, name string) *httpc.Call {
 	call := &httpc.Call{
 		Body:     body,
 		KeepBody: true,
@@ -288,23 +383,83 @@ func (c *Client) newCall(body []byte, initialize bool) *httpc.Call {
 		}
 		c.mu.Unlock()
 	}
+	if c.meta != nil {
+		call.Header = append(call.Header, httpc.Header{Name: MethodHeader, Value: method})
+		if name != "" {
+			call.Header = append(call.Header, httpc.Header{Name: NameHeader, Value: headerValue(name)})
+		}
+	}
 	return call
+}
+
+// principalName returns the name a stateless request mirrors in
+// NameHeader: the tool of tools/call, the prompt of prompts/get, the URI
+// of resources/read; "" for other methods.
+func principalName(method string, params any) string {
+	var key string
+	switch method {
+	case "tools/call", "prompts/get":
+		key = "name"
+	case "resources/read":
+		key = "uri"
+	default:
+		return ""
+	}
+	switch p := params.(type) {
+	case map[string]any:
+		s, _ := p[key].(string)
+		return s
+	case map[string]string:
+		return p[key]
+	}
+	return ""
+}
+
+// headerValue returns s as a header value: as it is when it is plain
+// printable ASCII, else in the =?base64?…?= form of SEP-2243.
+func headerValue(s string) string {
+	plain := !strings.HasPrefix(s, "=?base64?") && !strings.HasPrefix(s, " ") && !strings.HasSuffix(s, " ") &&
+		!strings.HasPrefix(s, "\t") && !strings.HasSuffix(s, "\t")
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= 0x20 && s[i] <= 0x7e
+	}
+	if plain {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
 }
 
 func (c *Client) call(ctx context.Context, method string, params any, result any, initialize bool) loadtest.Response {
 	id := c.nextID.Add(1)
+	var p json.RawMessage
+	if params != nil || c.meta != nil {
+		var err error
+		if p, err = json.Marshal(params); err != nil {
+			return loadtest.Response{Outcome: loadtest.ProtocolError, Err: fmt.Errorf("mcp: encoding %s params: %w", method, err)}
+		}
+		if c.meta != nil {
+			p = withMeta(p, c.meta)
+		}
+	}
 	body, err := json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      int64  `json:"id"`
-		Method  string `json:"method"`
-		Params  any    `json:"params,omitempty"`
-	}{"2.0", id, method, params})
+		JSONRPC string          `json:"jsonrpc"`
+		ID      int64           `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", id, method, p})
 	if err != nil {
 		return loadtest.Response{Outcome: loadtest.ProtocolError, Err: fmt.Errorf("mcp: encoding %s params: %w", method, err)}
 	}
-	call := c.newCall(body, initialize)
+	var name string
+	if c.meta != nil {
+		name = principalName(method, params)
+	}
+	call := c.newCall(body, initialize, method, name)
 	resp := c.hc.Exchange(ctx, c.req, call)
 	if resp.Outcome != loadtest.OK {
+		if r, ok := rpcErrorAnswer(call, id, resp); ok {
+			return r
+		}
 		if call.Status >= 400 && len(call.RespBody) > 0 {
 			resp.Err = fmt.Errorf("%w: %s", resp.Err, excerpt(call.RespBody))
 		}
@@ -324,6 +479,21 @@ func (c *Client) call(ctx context.Context, method string, params any, result any
 		}
 	}
 	return decodeAnswer(msg, id, result, resp.Bytes)
+}
+
+// rpcErrorAnswer reads a 4xx answer whose body is a JSON-RPC error for
+// the request id as that error (an AppError, as with a 200): servers of
+// the stateless revision answer a request they refuse, such as a call of
+// an unknown tool, with 400 and the error.
+func rpcErrorAnswer(call *httpc.Call, id int64, resp loadtest.Response) (loadtest.Response, bool) {
+	if call.Status < 400 || call.Status >= 500 || !strings.HasPrefix(strings.ToLower(call.Captured[1]), "application/json") {
+		return resp, false
+	}
+	var a answer
+	if json.Unmarshal(call.RespBody, &a) != nil || a.Error == nil || !bytes.Equal(bytes.TrimSpace(a.ID), strconv.AppendInt(nil, id, 10)) {
+		return resp, false
+	}
+	return loadtest.Response{Outcome: loadtest.AppError, Bytes: resp.Bytes, Err: fmt.Errorf("HTTP %d: %w", call.Status, a.Error)}, true
 }
 
 // answer is a JSON-RPC response object.
@@ -379,8 +549,8 @@ func excerpt(b []byte) string {
 
 // StreamHeaders returns the headers that open this client's notification
 // stream with an sse.Group: Authorization, Mcp-Session-Id (after
-// initialize), MCP-Protocol-Version and Options.Header. Accept:
-// text/event-stream is added by the stream.
+// initialize; none in the stateless era), MCP-Protocol-Version and
+// Options.Header. Accept is added by the stream.
 func (c *Client) StreamHeaders() []httpc.Header {
 	var h []httpc.Header
 	if c.opts.Token != "" {
@@ -397,9 +567,9 @@ func (c *Client) StreamHeaders() []httpc.Header {
 	return append(h, c.opts.Header...)
 }
 
-// OpenNotifications opens this user's notification stream (GET on the
-// group's URL, normally the MCP endpoint) in g, held until ctx ends or the
-// stream is closed.
+// OpenNotifications opens this user's notification stream in g (made from
+// NotificationConfig, or ListenConfig in the stateless era), held until
+// ctx ends or the stream is closed.
 func (c *Client) OpenNotifications(ctx context.Context, g *sse.Group) *sse.Stream {
 	return g.Open(ctx, c.StreamHeaders()...)
 }
@@ -415,6 +585,24 @@ func NotificationConfig(hc *httpc.Client, url string, sink loadtest.Sink) sse.Co
 		KeepaliveInterval: 15 * time.Second,
 		Sink:              sink,
 	}
+}
+
+// ListenConfig returns an sse.Config for the notification streams of the
+// stateless era on the MCP endpoint url: each a subscriptions/listen
+// request at revision version (POST, asking for tool-list changes), held
+// as the server streams its answer; otherwise as NotificationConfig. The
+// JSON-RPC messages of the stream — the acknowledgment the server sends
+// first, the result that ends a subscription — are protocol, not
+// deliveries: they do not count for Stream.Expect (Config.Match).
+func ListenConfig(hc *httpc.Client, url, version string, sink loadtest.Sink) sse.Config {
+	params := withMeta([]byte(`{"notifications":{"toolsListChanged":true}}`),
+		requestMeta(Options{ProtocolVersion: version, ClientName: "headroom", ClientVersion: "0"}))
+	body := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":`), params...)
+	cfg := NotificationConfig(hc, url, sink)
+	cfg.Method, cfg.Body, cfg.Accept = "POST", append(body, '}'), "application/json, text/event-stream"
+	cfg.Header = []httpc.Header{{Name: "Content-Type", Value: "application/json"}, {Name: MethodHeader, Value: "subscriptions/listen"}}
+	cfg.Match = func(ev sse.Event) bool { return !bytes.Contains(ev.Data, []byte(`"jsonrpc"`)) }
+	return cfg
 }
 
 // messageFromStream finds the JSON-RPC answer with id in an event-stream

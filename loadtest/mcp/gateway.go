@@ -49,6 +49,9 @@ type Gateway struct {
 	// Token returns modeled user i's bearer token.
 	Token func(user int) string
 	// ProtocolVersion is the MCP revision; empty means the default.
+	// StatelessVersion (or later) drives the stateless era: server/discover
+	// in place of the handshake and a subscriptions/listen stream in place
+	// of the GET stream, the workload otherwise the same.
 	ProtocolVersion string
 	// Gaps are a human user's gaps between calls; the zero value means the
 	// calibrated bursts scaled to MeanGap: dist.CalibratedBursts(6s, 20s,
@@ -236,6 +239,9 @@ func (g *Gateway) start(u *loadtest.User, names *toolLists) *gatewayUser {
 	}
 	if !g.NoStream {
 		scfg := NotificationConfig(g.HTTP, g.URL, u)
+		if Stateless(g.ProtocolVersion) {
+			scfg = ListenConfig(g.HTTP, g.URL, g.ProtocolVersion, u)
+		}
 		scfg.DeliveryTimeout = g.DeliveryTimeout
 		group, err := sse.NewGroup(scfg)
 		if err != nil {

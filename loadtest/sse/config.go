@@ -71,9 +71,19 @@ type Config struct {
 	// URL is the stream's http or https URL.
 	URL string
 	// Header holds request headers sent on every stream of the group,
-	// such as Authorization; Accept: text/event-stream and Last-Event-ID
-	// are added by the stream.
+	// such as Authorization; Accept, Last-Event-ID and, with a Body,
+	// Content-Length are added by the stream.
 	Header []httpc.Header
+	// Method is the request's method. Empty means GET; a stream opened by
+	// a request with a body, such as MCP's subscriptions/listen, is a
+	// POST.
+	Method string
+	// Body is the request's body, sent on every connection of every
+	// stream of the group (give its Content-Type in Header); nil sends
+	// none.
+	Body []byte
+	// Accept is the Accept header. Empty means "text/event-stream".
+	Accept string
 	// Dialer opens connections (TLS roots, source addresses); nil means a
 	// default httpc.Dialer with the system roots.
 	Dialer *httpc.Dialer
@@ -169,6 +179,8 @@ func (c Config) withDefaults() (Config, target, error) {
 		return c, t, fmt.Errorf("sse: negative duration in Config (ConnectTimeout %v, KeepaliveInterval %v, MinBackoff %v, MaxBackoff %v); use 0 for the default", c.ConnectTimeout, c.KeepaliveInterval, c.MinBackoff, c.MaxBackoff)
 	case c.BufferSize != 0 && c.BufferSize < 256:
 		return c, t, fmt.Errorf("sse: BufferSize %d is below 256 bytes; use 0 for the default %d", c.BufferSize, DefaultBufferSize)
+	case containsAny(c.Method, " \r\n") || containsAny(c.Accept, "\r\n"):
+		return c, t, fmt.Errorf("sse: Method %q or Accept %q holds a space or line break; give a method such as POST and a media range such as text/event-stream", c.Method, c.Accept)
 	case c.MaxEventSize < 0:
 		return c, t, fmt.Errorf("sse: MaxEventSize %d is negative; use 0 for the default %d", c.MaxEventSize, DefaultMaxEventSize)
 	}
@@ -187,6 +199,12 @@ func (c Config) withDefaults() (Config, target, error) {
 		if h.Name == "" || containsAny(h.Name, " :\r\n") || containsAny(h.Value, "\r\n") {
 			return c, t, fmt.Errorf("sse: header %q is not a valid field; remove line breaks and colons from its name", h.Name)
 		}
+	}
+	if c.Method == "" {
+		c.Method = "GET"
+	}
+	if c.Accept == "" {
+		c.Accept = "text/event-stream"
 	}
 	if c.ConnectTimeout == 0 {
 		c.ConnectTimeout = DefaultConnectTimeout

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -99,4 +100,49 @@ func TestStream_RealServer(t *testing.T) {
 			assert.Len(t, rec.get(sse.KindFirstEvent), 2, "one first event per connection")
 		})
 	}
+}
+
+// A stream opened by a request with a body — MCP's subscriptions/listen is
+// a POST — sends Method, Accept, Content-Length and Body on every
+// connection, reconnects included.
+func TestStream_PostWithBody(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`)
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Method+" "+r.Header.Get("Accept")+" "+r.Header.Get("Content-Type")+" "+string(b))
+		n := len(got)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = fmt.Fprintf(w, "event: call\ndata: {\"n\":%d}\n\n", n)
+		_ = http.NewResponseController(w).Flush()
+		if n == 1 {
+			return // drop the first connection: the reconnect sends the body again
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	g, err := sse.NewGroup(sse.Config{
+		URL: srv.URL + "/mcp", Method: "POST", Body: body, Accept: "application/json, text/event-stream",
+		Header:     []httpc.Header{{Name: "Content-Type", Value: "application/json"}},
+		MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	s := g.Open(t.Context())
+	require.Eventually(t, func() bool { return s.Stats().Events >= 2 }, 10*time.Second, time.Millisecond)
+	g.Close()
+	want := "POST application/json, text/event-stream application/json " + string(body)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{want, want}, got)
+}
+
+// A method or Accept header that would break the request line is refused
+// before any stream starts.
+func TestConfig_BadMethod(t *testing.T) {
+	_, err := sse.NewGroup(sse.Config{URL: "http://127.0.0.1:1/", Method: "PO ST"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Method")
 }

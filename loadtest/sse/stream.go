@@ -51,12 +51,21 @@ type Stream struct {
 
 func newStream(g *Group, header []httpc.Header) *Stream {
 	t := &g.tgt
-	b := make([]byte, 0, 96+len(t.path)+len(t.host))
-	b = append(b, "GET "...)
+	cfg := &g.cfg
+	b := make([]byte, 0, 96+len(cfg.Method)+len(cfg.Accept)+len(t.path)+len(t.host))
+	b = append(b, cfg.Method...)
+	b = append(b, ' ')
 	b = append(b, t.path...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, t.host...)
-	b = append(b, "\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n"...)
+	b = append(b, "\r\nAccept: "...)
+	b = append(b, cfg.Accept...)
+	b = append(b, "\r\nCache-Control: no-cache\r\n"...)
+	if cfg.Body != nil {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(cfg.Body)), 10)
+		b = append(b, "\r\n"...)
+	}
 	for _, hs := range [][]httpc.Header{g.cfg.Header, header} {
 		for _, h := range hs {
 			if h.Name == "" || containsAny(h.Name, " :\r\n") || containsAny(h.Value, "\r\n") {
@@ -258,6 +267,7 @@ func (s *Stream) connect(ctx context.Context) (l live, end, ok bool) {
 		req = append(req, "\r\n"...)
 	}
 	req = append(req, "\r\n"...)
+	req = append(req, cfg.Body...)
 	if _, err := conn.Write(req); err != nil {
 		return connectFail(httpc.ErrorResponse(err))
 	}
