@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"database/sql"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -16,9 +18,12 @@ import (
 	"github.com/headroom-dev/headroom/examples/relay/server"
 )
 
-// relayRevisions are the revisions the relay serves: supportedVersions in
-// examples/relay/server/mcp.go.
-var relayRevisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+// relayRevisions are the revisions the relay serves: supportedVersions
+// (the handshake era) and StatelessVersion in examples/relay/server.
+var relayRevisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", server.StatelessVersion}
+
+// statelessRevision is the first revision without a handshake (SEP-2575).
+const statelessRevision = "2026-07-28"
 
 // relayToken is the bearer token of the relay's one user.
 const relayToken = "conformance-token"
@@ -31,6 +36,14 @@ type connector struct{ Name, URL string }
 // user (relayToken) with the given connectors, and returns its MCP
 // endpoint.
 func startRelay(t *testing.T, connectors ...connector) string {
+	t.Helper()
+	_, url := startRelayServer(t, connectors...)
+	return url
+}
+
+// startRelayServer is startRelay that also returns the relay, to drain it
+// or read its Stats.
+func startRelayServer(t *testing.T, connectors ...connector) (*server.Server, string) {
 	t.Helper()
 	ctx := testContext(t)
 	cfg := server.DefaultConfig()
@@ -64,20 +77,23 @@ func startRelay(t *testing.T, connectors ...connector) string {
 		_, err := db.ExecContext(ctx, st.q, st.args...)
 		require.NoError(t, err, st.q)
 	}
-	return ts.URL + "/mcp"
+	return s, ts.URL + "/mcp"
 }
 
 // TestRelay_SDKClient drives the relay with the SDK's client on every
 // revision the relay serves, with two connectors on mock upstreams, one
 // whose tools work and one whose tools fail. It proves the handshake
-// (the revision offered is answered, a session id is assigned), that the
-// SDK accepts every tool listed, that a result and a tool error reach the
-// client as such and an unknown tool is a JSON-RPC error, that the
-// relay's own events on the client's standalone stream (event: call) do
-// not break the SDK session, and that every HTTP exchange has a status and
+// (the revision offered is answered, a session id is assigned) or, at the
+// stateless revision, server/discover in its place (no initialize, no
+// session), that the SDK accepts every tool listed, that a result and a
+// tool error reach the client as such and an unknown tool is a JSON-RPC
+// error, that the relay's own events on the client's standalone stream
+// (event: call) do not break the SDK session, that ping is gone from the
+// stateless revision, and that every HTTP exchange has a status and
 // content type the transport allows.
 func TestRelay_SDKClient(t *testing.T) {
 	forEachRevision(t, relayRevisions, func(t *testing.T, rev string) {
+		stateless := rev >= statelessRevision
 		_, good := startUpstream(t, false)
 		_, bad := startUpstream(t, true)
 		url := startRelay(t, connector{"good", good}, connector{"bad", bad})
@@ -91,7 +107,11 @@ func TestRelay_SDKClient(t *testing.T) {
 		assert.Equal(t, "headroom-relay", ir.ServerInfo.Name)
 		require.NotNil(t, ir.Capabilities)
 		assert.NotNil(t, ir.Capabilities.Tools, "the tools capability")
-		assert.NotEmpty(t, cs.ID(), "the relay assigns a session id")
+		if stateless {
+			assert.Empty(t, cs.ID(), "no session in the stateless era")
+		} else {
+			assert.NotEmpty(t, cs.ID(), "the relay assigns a session id")
+		}
 
 		// The SDK drops the tools it finds invalid: each must survive.
 		lt, err := cs.ListTools(ctx, nil)
@@ -113,6 +133,23 @@ func TestRelay_SDKClient(t *testing.T) {
 		require.ErrorAs(t, err, &werr, "an unknown tool is a protocol error")
 		assert.Equal(t, jsonrpc.CodeInvalidParams, int(werr.Code))
 
+		if stateless {
+			ex := wl.exchanges()
+			checkTransport(t, ex, relayRevisions)
+			checkStateless(t, ex, []string{"server/discover", "tools/list", "tools/call", "tools/call", "tools/call"})
+			// ping is gone from the revision. The SDK's client still sends
+			// it when asked to, without params._meta, which the relay
+			// refuses as the SDK's stateless server does (400, invalid
+			// params: TestRelay_StatelessLikeSDKServer); the session goes
+			// on.
+			err := cs.Ping(ctx, nil)
+			require.ErrorAs(t, err, &werr, "ping at %s", rev)
+			assert.Equal(t, jsonrpc.CodeInvalidParams, int(werr.Code))
+			_, err = cs.ListTools(ctx, nil)
+			require.NoError(t, err, "the session after the refused ping")
+			require.NoError(t, cs.Close())
+			return
+		}
 		// The relay announces every call on the user's stream, which the
 		// SDK opened with GET during the handshake; its events are not
 		// JSON-RPC messages but are named (event: call), so the SDK must
@@ -125,22 +162,44 @@ func TestRelay_SDKClient(t *testing.T) {
 	})
 }
 
+// checkStateless checks that the SDK's client spoke the stateless era
+// only: the requests methods (POSTs, in order; notifications left out),
+// each with the revision in its MCP-Protocol-Version header, no GET
+// stream, no initialize, and no session id assigned.
+func checkStateless(t *testing.T, ex []exchange, methods []string) {
+	t.Helper()
+	var got []string
+	for i, e := range ex {
+		what := fmt.Sprintf("%d: %s %s", i, e.Method, e.RPCMethod)
+		assert.Equal(t, http.MethodPost, e.Method, what)
+		assert.Equal(t, statelessRevision, e.Version, "%s: %s", what, versionHeader)
+		assert.Empty(t, e.Session, "%s: a session id", what)
+		if e.Call {
+			got = append(got, e.RPCMethod)
+		}
+	}
+	assert.Equal(t, methods, got)
+}
+
 // TestRelay_SDKDefaultClient proves that the SDK's client with its
 // defaults, which first tries server/discover at revision 2026-07-28, is
-// refused (400: the relay does not speak 2026-07-28), falls back to the
-// handshake and settles on the newest revision both know, which the relay
-// answers as offered.
+// answered with the revisions the relay speaks, settles on 2026-07-28 and
+// stays in the stateless era: no handshake, no session, no GET stream.
 func TestRelay_SDKDefaultClient(t *testing.T) {
 	_, good := startUpstream(t, false)
 	url := startRelay(t, connector{"good", good})
 	wl := newWireLog(t, relayToken)
 	cs := connectSDK(t, url, wl, "")
-	assert.Equal(t, newestHandshakeRevision, cs.InitializeResult().ProtocolVersion)
+	ir := cs.InitializeResult()
+	assert.Equal(t, statelessRevision, ir.ProtocolVersion)
+	require.NotNil(t, ir.ServerInfo, "serverInfo from server/discover's _meta")
+	assert.Equal(t, "headroom-relay", ir.ServerInfo.Name)
+	assert.Equal(t, server.Version, ir.ServerInfo.Version)
 	lt, err := cs.ListTools(testContext(t), nil)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"good__tool_01", "good__tool_02"}, toolNames(lt.Tools))
 	require.NoError(t, cs.Close())
-	checkDiscoverFallback(t, wl.exchanges())
+	checkStateless(t, wl.exchanges(), []string{"server/discover", "tools/list"})
 	checkTransport(t, wl.exchanges(), relayRevisions)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -65,6 +66,34 @@ func TestVersionHeader_Unsupported(t *testing.T) {
 			assert.Equal(t, http.StatusBadRequest, send(t, http.MethodPost, s.url, s.token, "1999-01-01", initialize), "a revision it does not speak")
 			if s.stream {
 				assert.Equal(t, http.StatusBadRequest, send(t, http.MethodGet, s.url, s.token, "1999-01-01", ""), "the stream, naming a revision the server does not speak")
+			}
+		})
+	}
+}
+
+// TestVersionHeader_Stateless proves that the relay accepts the stateless
+// revision in MCP-Protocol-Version, as a stateless SDK server does, on the
+// same server/discover request that names a revision neither speaks and is
+// refused with 400; the relay's GET stream accepts the revision too (the
+// SDK's stateless server has no GET stream).
+func TestVersionHeader_Stateless(t *testing.T) {
+	_, mock := startUpstream(t, false)
+	servers := []struct{ name, url, token string }{
+		{"sdk", startSDKServer(t, nil, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}).URL, ""},
+		{"relay", startRelay(t, connector{"good", mock}), relayToken},
+	}
+	discover := func(rev string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + rev + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	}
+	for _, s := range servers {
+		t.Run("server="+s.name, func(t *testing.T) {
+			a := postRPC(t, s.url, s.token, discover(statelessRevision), versionHeader, statelessRevision, "Mcp-Method", "server/discover")
+			assert.Equal(t, http.StatusOK, a.Status, "the stateless revision: %s", a.Body)
+			assert.Contains(t, string(a.Result["supportedVersions"]), `"`+statelessRevision+`"`, "%s", a.Body)
+			a = postRPC(t, s.url, s.token, discover("2099-01-01"), versionHeader, "2099-01-01", "Mcp-Method", "server/discover")
+			assert.Equal(t, http.StatusBadRequest, a.Status, "a revision it does not speak: %s", a.Body)
+			if s.name == "relay" {
+				assert.Equal(t, http.StatusOK, send(t, http.MethodGet, s.url, s.token, statelessRevision, ""), "the stream, naming the stateless revision")
 			}
 		})
 	}

@@ -11,6 +11,12 @@
 // (GET /mcp, Accept: text/event-stream) and to the workspace's watchers
 // (GET /api/events). GET /api/dashboard aggregates the usage table.
 //
+// The relay also speaks the stateless revision 2026-07-28 (SEP-2575),
+// told apart per request by its MCP-Protocol-Version header or
+// params._meta: server/discover instead of initialize, no session, the
+// relay's serverInfo in every result's _meta, and the user's stream held
+// as the answer to a subscriptions/listen request.
+//
 // Storage is PostgreSQL (pgx; events fan out through LISTEN/NOTIFY so every
 // replica delivers every event) or an embedded SQLite file (modernc.org/sqlite;
 // fan-out in process).

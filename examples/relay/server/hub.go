@@ -13,7 +13,7 @@ import (
 type streamKind uint8
 
 const (
-	userStream      streamKind = iota // GET /mcp: the events of one user
+	userStream      streamKind = iota // GET /mcp or subscriptions/listen: the events of one user
 	workspaceStream                   // GET /api/events: the events of one workspace
 	numStreamKinds
 )

@@ -21,11 +21,17 @@ import (
 // the name clients see: "<connector>__<tool>".
 const ToolSeparator = "__"
 
-// ProtocolVersion is the newest MCP revision the relay speaks.
+// ProtocolVersion is the revision initialize answers when asked for one
+// it does not speak (2026-07-28 included: that revision has no handshake).
 const ProtocolVersion = "2025-06-18"
 
-// supportedVersions are the MCP revisions an initialize may ask for.
+// supportedVersions are the MCP revisions an initialize may ask for: those
+// of the handshake era.
 var supportedVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// headerVersions are the revisions the relay accepts in VersionHeader:
+// the handshake era's and the stateless era's.
+var headerVersions = append(slices.Clone(supportedVersions), StatelessVersion)
 
 // SessionHeader is the header initialize answers with the session id in.
 const SessionHeader = "Mcp-Session-Id"
@@ -41,17 +47,19 @@ const VersionHeader = "MCP-Protocol-Version"
 // Bad Request" (transports, revisions from 2025-06-18 on).
 func versionHeaderError(r *http.Request) string {
 	v := r.Header.Get(VersionHeader)
-	if v == "" || slices.Contains(supportedVersions, v) {
+	if v == "" || slices.Contains(headerVersions, v) {
 		return ""
 	}
-	return fmt.Sprintf("unsupported %s %q: the relay speaks %s", VersionHeader, v, strings.Join(supportedVersions, ", "))
+	return fmt.Sprintf("unsupported %s %q: the relay speaks %s", VersionHeader, v, strings.Join(headerVersions, ", "))
 }
 
 // recordTimeout bounds writing a call's rows, which happens even when the
 // client has gone.
 const recordTimeout = 10 * time.Second
 
-// handleMCP serves POST /mcp: one JSON-RPC request per body.
+// handleMCP serves POST /mcp: one JSON-RPC request per body, of either
+// era: the handshake's (initialize, then requests in a session) or the
+// stateless one's (see statelessRequest), told apart per request.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.principalFor(w, r)
 	if !ok {
@@ -82,34 +90,50 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	stateless, rerr := statelessRequest(r.Header, req)
+	if rerr != nil {
+		writeRPCError(w, http.StatusBadRequest, req.ID, rerr)
+		return
+	}
+	if stateless && req.Method == "subscriptions/listen" {
+		// A held stream, not a call: a drain does not wait for it.
+		s.listen(w, r, p, req)
+		return
+	}
 	s.calls.begin()
 	defer s.calls.end()
 	// The request ends with its client, or when a drain runs out of time.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.baseCtx, cancel)()
-	switch req.Method {
-	case "initialize":
+	switch {
+	case req.Method == "initialize" && !stateless:
 		s.initialize(w, req)
-	case "ping":
-		writeRPCResult(w, req.ID, json.RawMessage(`{}`))
-	case "tools/list":
+	case req.Method == "ping" && !stateless:
+		writeRPCResult(w, req.ID, json.RawMessage(`{}`), false)
+	case req.Method == "server/discover":
+		// Already carries the serverInfo _meta, in either era.
+		writeRPCResult(w, req.ID, discoverResult, false)
+	case req.Method == "tools/list":
 		res, rerr := s.toolsList(ctx, p, req.Params)
 		if rerr != nil {
 			writeRPCError(w, http.StatusOK, req.ID, rerr)
 			return
 		}
-		writeRPCResult(w, req.ID, res)
-	case "tools/call":
+		writeRPCResult(w, req.ID, res, stateless)
+	case req.Method == "tools/call":
 		res, rerr := s.toolsCall(ctx, p, req.Params)
 		if rerr != nil {
 			writeRPCError(w, http.StatusOK, req.ID, rerr)
 			return
 		}
-		writeRPCResult(w, req.ID, res)
+		writeRPCResult(w, req.ID, res, stateless)
+	case stateless:
+		// As the MCP Go SDK's server answers a method it does not know at
+		// this revision (no session any more, so 404 means the method).
+		writeRPCError(w, http.StatusNotFound, req.ID, methodNotFound(req.Method, stateless))
 	default:
-		writeRPCError(w, http.StatusOK, req.ID,
-			newRPCError(CodeMethodNotFound, "method %q not found; the relay serves initialize, ping, tools/list and tools/call", req.Method))
+		writeRPCError(w, http.StatusOK, req.ID, methodNotFound(req.Method, stateless))
 	}
 }
 
@@ -131,7 +155,7 @@ func (s *Server) initialize(w http.ResponseWriter, req rpcRequest) {
 		"serverInfo":      map[string]any{"name": "headroom-relay", "version": Version},
 	})
 	w.Header().Set(SessionHeader, rand.Text())
-	writeRPCResult(w, req.ID, res)
+	writeRPCResult(w, req.ID, res, false)
 }
 
 // toolsList gathers the tools of every connector of p, concurrently, and
@@ -349,13 +373,18 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // writeRPCResult writes a JSON-RPC success with a raw result, without
-// re-encoding it.
-func writeRPCResult(w http.ResponseWriter, id, result json.RawMessage) {
-	b := make([]byte, 0, len(result)+len(id)+40)
+// re-encoding it; a stateless-era result gets the relay's serverInfo in
+// its _meta (see appendResult).
+func writeRPCResult(w http.ResponseWriter, id, result json.RawMessage, stateless bool) {
+	n := len(result) + len(id) + 40
+	if stateless {
+		n += len(serverInfoMember) + 1
+	}
+	b := make([]byte, 0, n)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
-	b = append(b, result...)
+	b = appendResult(b, result, stateless)
 	b = append(b, "}\n"...)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

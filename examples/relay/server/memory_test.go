@@ -26,9 +26,10 @@ import (
 // holds streams open from its own process, so that the relay's memory is
 // measured without the client's.
 const (
-	holderEnv   = "RELAY_TEST_HOLDER"   // host:port of the relay
-	holderN     = "RELAY_TEST_HOLDER_N" // streams to hold
-	holderToken = "RELAY_TEST_HOLDER_TOKEN"
+	holderEnv    = "RELAY_TEST_HOLDER"   // host:port of the relay
+	holderN      = "RELAY_TEST_HOLDER_N" // streams to hold
+	holderToken  = "RELAY_TEST_HOLDER_TOKEN"
+	holderListen = "RELAY_TEST_HOLDER_LISTEN" // "1": subscriptions/listen streams, not GET /mcp
 )
 
 // holdStreamsMain opens the streams with raw sockets (no goroutine each),
@@ -36,7 +37,14 @@ const (
 func holdStreamsMain() int {
 	addr := os.Getenv(holderEnv)
 	n, _ := strconv.Atoi(os.Getenv(holderN))
-	conns, err := rawStreams(addr, os.Getenv(holderToken), n)
+	token := os.Getenv(holderToken)
+	var conns []net.Conn
+	var err error
+	if os.Getenv(holderListen) == "1" {
+		conns, err = rawStreamsOf(addr, rawListenRequest(token), n)
+	} else {
+		conns, err = rawStreams(addr, token, n)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "holder:", err)
 		return 1
@@ -52,7 +60,20 @@ func holdStreamsMain() int {
 // rawStreams opens n GET /mcp streams on raw TCP connections and reads each
 // up to its first comment.
 func rawStreams(addr, token string, n int) ([]net.Conn, error) {
-	req := "GET /mcp HTTP/1.1\r\nHost: relay\r\nAccept: text/event-stream\r\nAuthorization: Bearer " + token + "\r\n\r\n"
+	return rawStreamsOf(addr, "GET /mcp HTTP/1.1\r\nHost: relay\r\nAccept: text/event-stream\r\nAuthorization: Bearer "+token+"\r\n\r\n", n)
+}
+
+// rawListenRequest is a subscriptions/listen request (the stateless era's
+// stream) as token.
+func rawListenRequest(token string) string {
+	body := string(listenBody("1"))
+	return "POST /mcp HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer " + token +
+		"\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+}
+
+// rawStreamsOf sends req on n raw TCP connections and reads each answer up
+// to the ": connected" comment.
+func rawStreamsOf(addr, req string, n int) ([]net.Conn, error) {
 	conns := make([]net.Conn, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -131,12 +152,16 @@ func rss(t testing.TB) uint64 {
 	return 0
 }
 
-// holdFromSubprocess starts the holder for n streams on the relay at addr
-// and returns once they are open; the holder ends in t.Cleanup.
-func holdFromSubprocess(t testing.TB, addr, token string, n int) {
+// holdFromSubprocess starts the holder for n streams (subscriptions/listen
+// streams when listen) on the relay at addr and returns once they are
+// open; the holder ends in t.Cleanup.
+func holdFromSubprocess(t testing.TB, addr, token string, n int, listen bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), holderEnv+"="+addr, holderN+"="+strconv.Itoa(n), holderToken+"="+token)
+	if listen {
+		cmd.Env = append(cmd.Env, holderListen+"=1")
+	}
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -163,41 +188,47 @@ func holdFromSubprocess(t testing.TB, addr, token string, n int) {
 // Go heap plus stacks (after GC) and RSS, before and after another process
 // opens the streams. mode=hijack is the relay's way; mode=goroutine is the
 // plain net/http way (the stream-goroutine fault), for comparison.
+// kind=listen holds subscriptions/listen streams (the stateless era's)
+// instead of GET /mcp ones.
 //
 //	flock /tmp/headroom-heavy.lock go test -run '^$' -bench HeldStreams -benchtime 1x ./examples/relay/server/
 func BenchmarkHeldStreams(b *testing.B) {
 	for _, n := range []int{1000, 5000} {
 		for _, mode := range []string{"hijack", "goroutine"} {
-			b.Run(fmt.Sprintf("streams=%d/mode=%s", n, mode), func(b *testing.B) {
-				cfg := testConfig(b, b.TempDir()+"/relay.db")
-				cfg.Faults.StreamGoroutine = mode == "goroutine"
-				cfg.KeepaliveInterval = time.Hour // idle means idle
-				r := startRelay(b, cfg)
-				alice, _, _ := people("http://127.0.0.1:9/mcp")
-				r.DB.Insert(b, alice)
-				// Warm up: one stream, so the first stream's one-off costs
-				// (auth cache, pools) are not counted.
-				r.stream(b, "/mcp", alice.Token).Close()
-				relaytest.Eventually(b, "warm-up stream gone", func() bool { return r.Stats().UserStreams == 0 })
-				addr := strings.TrimPrefix(r.URL, "http://")
-				var perGo, perRSS, perG float64
-				for range b.N {
-					g0, m0, rss0 := runtime.NumGoroutine(), goMemory(), rss(b)
-					b.StartTimer()
-					holdFromSubprocess(b, addr, alice.Token, n)
-					relaytest.Eventually(b, "streams registered", func() bool { return r.Stats().UserStreams == int64(n) })
-					b.StopTimer()
-					m1, rss1, g1 := goMemory(), rss(b), runtime.NumGoroutine()
-					perGo = float64(int64(m1)-int64(m0)) / float64(n) / 1024
-					perRSS = float64(int64(rss1)-int64(rss0)) / float64(n) / 1024
-					perG = float64(g1-g0) / float64(n)
-				}
-				b.ReportMetric(perGo, "KiB-heap+stack/stream")
-				b.ReportMetric(perRSS, "KiB-RSS/stream")
-				b.ReportMetric(perG, "goroutines/stream")
-				b.ReportMetric(0, "ns/op")
-				_ = server.Stats{}
-			})
+			for _, kind := range []string{"get", "listen"} {
+				b.Run(fmt.Sprintf("streams=%d/mode=%s/kind=%s", n, mode, kind), func(b *testing.B) { benchHeldStreams(b, n, mode, kind == "listen") })
+			}
 		}
 	}
+}
+
+func benchHeldStreams(b *testing.B, n int, mode string, listen bool) {
+	cfg := testConfig(b, b.TempDir()+"/relay.db")
+	cfg.Faults.StreamGoroutine = mode == "goroutine"
+	cfg.KeepaliveInterval = time.Hour // idle means idle
+	r := startRelay(b, cfg)
+	alice, _, _ := people("http://127.0.0.1:9/mcp")
+	r.DB.Insert(b, alice)
+	// Warm up: one stream, so the first stream's one-off costs
+	// (auth cache, pools) are not counted.
+	r.stream(b, "/mcp", alice.Token).Close()
+	relaytest.Eventually(b, "warm-up stream gone", func() bool { return r.Stats().UserStreams == 0 })
+	addr := strings.TrimPrefix(r.URL, "http://")
+	var perGo, perRSS, perG float64
+	for range b.N {
+		g0, m0, rss0 := runtime.NumGoroutine(), goMemory(), rss(b)
+		b.StartTimer()
+		holdFromSubprocess(b, addr, alice.Token, n, listen)
+		relaytest.Eventually(b, "streams registered", func() bool { return r.Stats().UserStreams == int64(n) })
+		b.StopTimer()
+		m1, rss1, g1 := goMemory(), rss(b), runtime.NumGoroutine()
+		perGo = float64(int64(m1)-int64(m0)) / float64(n) / 1024
+		perRSS = float64(int64(rss1)-int64(rss0)) / float64(n) / 1024
+		perG = float64(g1-g0) / float64(n)
+	}
+	b.ReportMetric(perGo, "KiB-heap+stack/stream")
+	b.ReportMetric(perRSS, "KiB-RSS/stream")
+	b.ReportMetric(perG, "goroutines/stream")
+	b.ReportMetric(0, "ns/op")
+	_ = server.Stats{}
 }

@@ -56,7 +56,7 @@ func newMetrics(s *Server) *metrics {
 	for k := range numStreamKinds {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "relay_held_streams",
-			Help:        "Event streams held open, by kind (user: GET /mcp, workspace: GET /api/events).",
+			Help:        "Event streams held open, by kind (user: GET /mcp and subscriptions/listen, workspace: GET /api/events).",
 			ConstLabels: prometheus.Labels{"kind": k.String()},
 		}, func() float64 { return float64(s.hub.heldStreams(k)) }))
 	}

@@ -51,8 +51,8 @@ type Stats struct {
 	UpstreamQueued int64
 	// UpstreamActive is the number of upstream requests in their round trip.
 	UpstreamActive int64
-	// UserStreams and WorkspaceStreams are the held GET /mcp and
-	// GET /api/events streams.
+	// UserStreams and WorkspaceStreams are the held GET /mcp (and
+	// subscriptions/listen) and GET /api/events streams.
 	UserStreams, WorkspaceStreams int64
 }
 

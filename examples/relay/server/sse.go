@@ -10,13 +10,9 @@ import (
 )
 
 // handleStream serves a held event stream: GET /mcp (the user's events)
-// and GET /api/events (the workspace's events).
-//
-// The connection is hijacked after the response header is written, the
-// stream is registered with the hub and the handler returns: from then on
-// the hub's goroutines write events and keepalives to it, and no goroutine
-// or buffer is held for it. A Last-Event-ID header first replays the
-// events written after that id (up to Config.ReplayLimit).
+// and GET /api/events (the workspace's events). A Last-Event-ID header
+// first replays the events written after that id (up to
+// Config.ReplayLimit).
 func (s *Server) handleStream(kind streamKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !acceptsEventStream(r) {
@@ -40,63 +36,81 @@ func (s *Server) handleStream(kind streamKind) http.HandlerFunc {
 			}
 			lastID = n
 		}
-		if s.draining.Load() {
-			writeJSONError(w, http.StatusServiceUnavailable, "the relay is shutting down; reconnect to another replica")
-			return
-		}
-		// The stream starts out replaying: live events that arrive before
-		// the header and the missed events are written wait in its queue.
-		st := &stream{kind: kind, key: p.WorkspaceID, replaying: true}
-		if kind == userStream {
-			st.key = p.UserID
-		}
-		if n := s.cfg.Faults.StreamMemory; n > 0 {
-			st.ballast = make([]byte, n)
-			for i := 0; i < len(st.ballast); i += 4096 {
-				st.ballast[i] = 1 // touch every page so it is resident
-			}
-		}
+		s.serveStream(w, r, p, kind, lastID, "")
+	}
+}
 
-		var held *heldWriter
-		var head *frame
-		if !s.cfg.Faults.StreamGoroutine {
-			if hw, h, err := s.hijack(w, r); err == nil {
-				st.w, head = hw, h
-			} else if !errors.Is(err, http.ErrNotSupported) {
-				s.log.Debug("relay: stream hijack failed", "err", err)
-				return
-			}
+// serveStream holds p's stream of kind as the answer to r: GET /mcp,
+// GET /api/events, or a subscriptions/listen request (listenID, its
+// JSON-RPC id, not ""), which is a user stream that starts with the
+// subscription's acknowledgment.
+//
+// The connection is hijacked after the response header is written, the
+// stream is registered with the hub and the handler returns: from then on
+// the hub's goroutines write events and keepalives to it, and no goroutine
+// or buffer is held for it. Events after lastID (none when 0) are replayed
+// first.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, p principal, kind streamKind, lastID int64, listenID string) {
+	if s.draining.Load() {
+		writeJSONError(w, http.StatusServiceUnavailable, "the relay is shutting down; reconnect to another replica")
+		return
+	}
+	// The stream starts out replaying: live events that arrive before
+	// the header and the missed events are written wait in its queue.
+	st := &stream{kind: kind, key: p.WorkspaceID, replaying: true, listenID: listenID}
+	if kind == userStream {
+		st.key = p.UserID
+	}
+	if n := s.cfg.Faults.StreamMemory; n > 0 {
+		st.ballast = make([]byte, n)
+		for i := 0; i < len(st.ballast); i += 4096 {
+			st.ballast[i] = 1 // touch every page so it is resident
 		}
-		if st.w == nil {
-			held = &heldWriter{w: w, rc: http.NewResponseController(w), gone: r.Context().Done(), done: make(chan struct{})}
-			setStreamHeaders(w.Header())
-			st.w, head = held, connectedFrame
-		}
-		if !s.hub.add(st) {
-			st.sendReplayed(head, s.cfg.StreamWriteTimeout)
-			st.close(shutdownFrame, s.cfg.StreamWriteTimeout)
+	}
+	first := connectedFrame
+	if listenID != "" {
+		first = listenAckFrame(listenID)
+	}
+
+	var held *heldWriter
+	var head *frame
+	if !s.cfg.Faults.StreamGoroutine {
+		if hw, h, err := s.hijack(w, r, first); err == nil {
+			st.w, head = hw, h
+		} else if !errors.Is(err, http.ErrNotSupported) {
+			s.log.Debug("relay: stream hijack failed", "err", err)
 			return
 		}
-		if err := st.sendReplayed(head, s.cfg.StreamWriteTimeout); err != nil {
+	}
+	if st.w == nil {
+		held = &heldWriter{w: w, rc: http.NewResponseController(w), gone: r.Context().Done(), done: make(chan struct{})}
+		setStreamHeaders(w.Header())
+		st.w, head = held, first
+	}
+	if !s.hub.add(st) {
+		st.sendReplayed(head, s.cfg.StreamWriteTimeout)
+		st.close(shutdownFrame, s.cfg.StreamWriteTimeout)
+		return
+	}
+	if err := st.sendReplayed(head, s.cfg.StreamWriteTimeout); err != nil {
+		st.shard.drop(st, nil)
+		return
+	}
+	s.hub.watchPeer(st)
+	s.replay(r.Context(), st, p, lastID)
+	if held != nil {
+		select {
+		case <-held.done:
+		case <-r.Context().Done():
 			st.shard.drop(st, nil)
-			return
-		}
-		s.hub.watchPeer(st)
-		s.replay(r.Context(), st, p, lastID)
-		if held != nil {
-			select {
-			case <-held.done:
-			case <-r.Context().Done():
-				st.shard.drop(st, nil)
-			}
 		}
 	}
 }
 
 // hijack takes the connection over from net/http and returns it with the
-// response header and a first comment to write. The bufio buffers net/http
-// hands back are dropped.
-func (s *Server) hijack(w http.ResponseWriter, r *http.Request) (*hijackedWriter, *frame, error) {
+// response header and first, the stream's first frame, to write. The bufio
+// buffers net/http hands back are dropped.
+func (s *Server) hijack(w http.ResponseWriter, r *http.Request, first *frame) (*hijackedWriter, *frame, error) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return nil, nil, err
@@ -114,7 +128,7 @@ func (s *Server) hijack(w http.ResponseWriter, r *http.Request) (*hijackedWriter
 		head = append(head, "\r\nTransfer-Encoding: chunked"...)
 	}
 	head = append(head, "\r\n\r\n"...)
-	head = append(head, hw.bytes(connectedFrame)...)
+	head = append(head, hw.bytes(first)...)
 	return hw, &frame{raw: head, chunk: head}, nil
 }
 

@@ -86,11 +86,18 @@ func TestStreamKeepalive(t *testing.T) {
 	assert.Equal(t, "keepalive", next.Comment)
 }
 
-// TestIdleStreamsHoldNoGoroutine checks that a held stream costs no
-// goroutine (the connection is hijacked and parked in the hub), unlike
-// the stream-goroutine fault's plain net/http way; and that streams whose
+// TestIdleStreamsHoldNoGoroutine checks that a held stream — GET /mcp, or
+// a subscriptions/listen request's answer — costs no goroutine (the
+// connection is hijacked and parked in the hub), unlike the
+// stream-goroutine fault's plain net/http way; and that streams whose
 // clients left are closed at the next keepalive.
 func TestIdleStreamsHoldNoGoroutine(t *testing.T) {
+	for _, kind := range []string{"get", "listen"} {
+		t.Run("stream="+kind, func(t *testing.T) { testIdleStreamsHoldNoGoroutine(t, kind) })
+	}
+}
+
+func testIdleStreamsHoldNoGoroutine(t *testing.T, kind string) {
 	const n = 40
 	tests := []struct {
 		mode          string
@@ -114,7 +121,12 @@ func TestIdleStreamsHoldNoGoroutine(t *testing.T) {
 			r.rpc(t, alice.Token, "ping", nil)
 			r.Client.CloseIdleConnections()
 			before := runtime.NumGoroutine()
-			conns, err := rawStreams(strings.TrimPrefix(r.URL, "http://"), alice.Token, n)
+			addr := strings.TrimPrefix(r.URL, "http://")
+			req := "GET /mcp HTTP/1.1\r\nHost: relay\r\nAccept: text/event-stream\r\nAuthorization: Bearer " + alice.Token + "\r\n\r\n"
+			if kind == "listen" {
+				req = rawListenRequest(alice.Token)
+			}
+			conns, err := rawStreamsOf(addr, req, n)
 			require.NoError(t, err)
 			relaytest.Eventually(t, "streams registered", func() bool { return r.Stats().UserStreams == n })
 			per := float64(runtime.NumGoroutine()-before) / n

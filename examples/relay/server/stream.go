@@ -18,16 +18,20 @@ var errPeerGone = errors.New("the client closed the stream")
 // shard queues live events in pending instead of writing them, so that
 // events reach the client in order and once.
 type stream struct {
-	kind  streamKind
-	key   int64 // user id or workspace id
-	shard *shard
-	w     streamWriter
+	kind streamKind
+	// replaying and closed are guarded by mu; they sit beside kind so that
+	// the struct stays in the 112-byte size class.
+	replaying, closed bool
+	key               int64 // user id or workspace id
+	shard             *shard
+	w                 streamWriter
+	// listenID is the JSON-RPC id of the subscriptions/listen request the
+	// stream answers, "" for a GET stream.
+	listenID string
 
-	mu        sync.Mutex
-	replaying bool
-	pending   []*frame
-	closed    bool
-	ballast   []byte // the stream-memory fault's extra bytes
+	mu      sync.Mutex
+	pending []*frame
+	ballast []byte // the stream-memory fault's extra bytes
 }
 
 // streamWriter is where a stream's bytes go.
@@ -91,7 +95,8 @@ func (s *stream) finishReplay(sent map[int64]bool, timeout time.Duration) error 
 	return nil
 }
 
-// close ends the stream once, writing final first when not nil.
+// close ends the stream once, writing final first when not nil; a
+// subscriptions/listen stream is sent its request's result before final.
 func (s *stream) close(final *frame, timeout time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,6 +106,9 @@ func (s *stream) close(final *frame, timeout time.Duration) {
 	s.closed = true
 	s.pending = nil
 	s.ballast = nil
+	if final != nil && s.listenID != "" {
+		final = listenFinalFrame(s.listenID, final)
+	}
 	s.w.close(final, time.Now().Add(timeout))
 }
 

@@ -51,6 +51,13 @@ func (r Reply) ToolResult(t testing.TB) (text string, isError bool) {
 // the answer.
 func Post(t testing.TB, ctx context.Context, client *http.Client, url, token string, body []byte) Reply {
 	t.Helper()
+	return PostWith(t, ctx, client, url, token, body)
+}
+
+// PostWith is Post with extra headers (name, value pairs); a value ""
+// removes the header.
+func PostWith(t testing.TB, ctx context.Context, client *http.Client, url, token string, body []byte, headers ...string) Reply {
+	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +67,7 @@ func Post(t testing.TB, ctx context.Context, client *http.Client, url, token str
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	setHeaders(req.Header, headers)
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("relaytest: POST %s: %v", url, err)
@@ -143,8 +151,32 @@ func OpenStream(t testing.TB, client *http.Client, url, token string, headers ..
 // non-200 answer (then the stream is nil).
 func TryStream(t testing.TB, client *http.Client, url, token string, headers ...string) (*Stream, int) {
 	t.Helper()
+	return tryStream(t, client, http.MethodGet, url, token, nil, headers)
+}
+
+// OpenPostStream opens a stream that answers a POST of body, such as a
+// subscriptions/listen request (Content-Type: application/json, Accept:
+// application/json, text/event-stream), with the token and extra headers
+// (name, value pairs; a value "" removes the header). It fails t unless
+// the answer is 200; the stream is closed in t.Cleanup.
+func OpenPostStream(t testing.TB, client *http.Client, url, token string, body []byte, headers ...string) *Stream {
+	t.Helper()
+	h := append([]string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, headers...)
+	s, status := tryStream(t, client, http.MethodPost, url, token, body, h)
+	if status != http.StatusOK {
+		t.Fatalf("relaytest: POST %s: status %d", url, status)
+	}
+	return s
+}
+
+func tryStream(t testing.TB, client *http.Client, method, url, token string, body []byte, headers []string) (*Stream, int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -153,13 +185,11 @@ func TryStream(t testing.TB, client *http.Client, url, token string, headers ...
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	setHeaders(req.Header, headers)
 	resp, err := client.Do(req)
 	if err != nil {
 		cancel()
-		t.Fatalf("relaytest: GET %s: %v", url, err)
+		t.Fatalf("relaytest: %s %s: %v", method, url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, resp.Body)
@@ -171,6 +201,18 @@ func TryStream(t testing.TB, client *http.Client, url, token string, headers ...
 	go s.read(ctx)
 	t.Cleanup(s.Close)
 	return s, resp.StatusCode
+}
+
+// setHeaders sets headers (name, value pairs) on h; a value "" removes
+// the header.
+func setHeaders(h http.Header, headers []string) {
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			h.Del(headers[i])
+			continue
+		}
+		h.Set(headers[i], headers[i+1])
+	}
 }
 
 func (s *Stream) read(ctx context.Context) {
