@@ -16,6 +16,8 @@ import (
 // The kinds a Gateway workload records, besides the sse kinds of each
 // user's notification stream.
 const (
+	// KindInitialize is a user's connect: initialize and
+	// notifications/initialized, or server/discover in the stateless era.
 	KindInitialize = "initialize"
 	KindListTools  = "tools/list"
 	KindCallTool   = "tools/call"

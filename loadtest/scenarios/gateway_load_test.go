@@ -4,6 +4,7 @@ package scenarios
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -65,6 +66,42 @@ func checkClientAddrs(t *testing.T, stack *fixtures.Stack, hc *httpc.Client) {
 	defer cancel()
 	require.NoError(t, httpc.CheckForwardedFor(ctx, hc, stack.URL+"/api/whoami", ""),
 		"the relay must see each modeled user's address through Caddy: Caddy's trusted_proxies and RELAY_TRUSTED_PROXIES must trust the generator's and Caddy's addresses")
+}
+
+// era is an MCP protocol era the seed compares, for subtests "era=…":
+// the handshake revisions (initialize, a GET stream) or the stateless
+// revision (server/discover, subscriptions/listen streams).
+type era struct {
+	name     string
+	revision string // mcp.Gateway.ProtocolVersion
+}
+
+var (
+	handshakeEra = era{"handshake", mcp.DefaultProtocolVersion}
+	statelessEra = era{"stateless", mcp.StatelessVersion}
+)
+
+// eras returns the eras a gateway scenario runs in: LOADTEST_ERA when it
+// names one (handshake, stateless) or "all"; otherwise the handshake era,
+// the headline's, and under -short both. An unknown value fails the test
+// at once.
+func eras(t *testing.T) []era {
+	t.Helper()
+	switch v := os.Getenv("LOADTEST_ERA"); v {
+	case handshakeEra.name:
+		return []era{handshakeEra}
+	case statelessEra.name:
+		return []era{statelessEra}
+	case "all":
+		return []era{handshakeEra, statelessEra}
+	case "":
+	default:
+		t.Fatalf("LOADTEST_ERA=%q: give handshake, stateless or all", v)
+	}
+	if testing.Short() {
+		return []era{handshakeEra, statelessEra}
+	}
+	return []era{handshakeEra}
 }
 
 // gatewayBar is the published pass/fail bar of a gateway pod: tool calls'

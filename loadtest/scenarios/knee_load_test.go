@@ -27,15 +27,21 @@ import (
 // gave out first.
 //
 // Knobs: START, FACTOR, MAX, PRECISION, PROBES, RAMP, HOLD, GAP, SEED,
-// LOADTEST_DB (both databases: LOADTEST_DB=all), LOADTEST_TARGET_CPUS,
-// LOADTEST_TARGET_MEMORY. -short probes 20 → 80 users.
+// LOADTEST_DB (both databases: LOADTEST_DB=all), LOADTEST_ERA (the
+// stateless revision's run: stateless, or all for both back to back),
+// LOADTEST_TARGET_CPUS, LOADTEST_TARGET_MEMORY. -short probes 20 → 80
+// users, in both eras.
 func TestLoad_GatewayKnee(t *testing.T) {
 	for _, db := range fixtures.Databases(t) {
-		t.Run("db="+string(db), func(t *testing.T) { gatewayKnee(t, db) })
+		t.Run("db="+string(db), func(t *testing.T) {
+			for _, e := range eras(t) {
+				t.Run("era="+e.name, func(t *testing.T) { gatewayKnee(t, db, e) })
+			}
+		})
 	}
 }
 
-func gatewayKnee(t *testing.T, db fixtures.Database) {
+func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	k := loadtest.NewKnobs(t)
 	plan := k.Knee(
 		loadtest.Knee{Start: 1000, Factor: 1.5, Max: 12_000, Ramp: 60 * time.Second, Hold: 90 * time.Second},
@@ -58,7 +64,7 @@ func gatewayKnee(t *testing.T, db fixtures.Database) {
 	checkClientAddrs(t, stack, hc)
 
 	gateway, err := (&mcp.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
-		HTTP: hc, Token: pop.TokenOf, MeanGap: gap, ClientAddrs: true}).Users()
+		HTTP: hc, Token: pop.TokenOf, MeanGap: gap, ClientAddrs: true, ProtocolVersion: e.revision}).Users()
 	require.NoError(t, err)
 	res := loadtest.Test(t, loadtest.Scenario{
 		Workload: gateway, Plan: plan, Checks: gatewayBar(stack), Seed: seedN,
