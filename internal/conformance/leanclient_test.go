@@ -312,6 +312,33 @@ func (c connects) Record(kind string, _ time.Duration, r loadtest.Response) {
 	}
 }
 
+// openStream opens c's notification stream in a group made from cfg and
+// waits until it is connected; the stream's events are copied to the
+// channel returned.
+func openStream(t *testing.T, ctx context.Context, c *lean.Client, cfg sse.Config) (*sse.Group, <-chan notification) {
+	t.Helper()
+	connected := make(connects, 1)
+	events := make(chan notification, 16)
+	cfg.Sink = connected
+	cfg.OnEvent = func(_ *sse.Stream, ev sse.Event, _ time.Time) {
+		select {
+		case events <- notification{Type: string(ev.Type), Data: append([]byte(nil), ev.Data...)}:
+		default:
+		}
+	}
+	g, err := sse.NewGroup(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { g.Close() })
+	c.OpenNotifications(ctx, g)
+	select {
+	case r := <-connected:
+		require.Equal(t, loadtest.OK, r.Outcome, "the stream's request: %v", r.Err)
+	case <-ctx.Done():
+		t.Fatal("the stream never connected")
+	}
+	return g, events
+}
+
 // TestLeanClient_NotificationStream proves that the client's notification
 // stream (the GET of "Listening for Messages from the Server") is accepted
 // by the SDK server on every revision, carrying the session id and, from
@@ -327,27 +354,9 @@ func TestLeanClient_NotificationStream(t *testing.T) {
 		require.Equal(t, loadtest.OK, resp.Outcome, "initialize: %v", resp.Err)
 		srv.waitInitialized(t, ctx)
 
-		connected := make(connects, 1)
-		events := make(chan notification, 16)
-		cfg := lean.NotificationConfig(hc, c.URL(), connected)
-		cfg.OnEvent = func(_ *sse.Stream, ev sse.Event, _ time.Time) {
-			select {
-			case events <- notification{Type: string(ev.Type), Data: append([]byte(nil), ev.Data...)}:
-			default:
-			}
-		}
-		g, err := sse.NewGroup(cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { g.Close() })
-		c.OpenNotifications(ctx, g)
 		// The SDK server registers the stream before it answers the GET,
 		// so a message sent once the client has the answer is delivered.
-		select {
-		case r := <-connected:
-			require.Equal(t, loadtest.OK, r.Outcome, "the stream's GET: %v", r.Err)
-		case <-ctx.Done():
-			t.Fatal("the stream never connected")
-		}
+		g, events := openStream(t, ctx, c, lean.NotificationConfig(hc, c.URL(), nil))
 
 		mcp.AddTool(srv.Server, &mcp.Tool{Name: "late"}, echo)
 		var n notification
@@ -458,25 +467,7 @@ func TestLeanClient_ListenStream(t *testing.T) {
 		resp := c.Initialize(ctx)
 		require.Equal(t, loadtest.OK, resp.Outcome, "server/discover: %v", resp.Err)
 
-		connected := make(connects, 1)
-		events := make(chan notification, 16)
-		cfg := lean.ListenConfig(hc, c.URL(), rev, connected)
-		cfg.OnEvent = func(_ *sse.Stream, ev sse.Event, _ time.Time) {
-			select {
-			case events <- notification{Type: string(ev.Type), Data: append([]byte(nil), ev.Data...)}:
-			default:
-			}
-		}
-		g, err := sse.NewGroup(cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { g.Close() })
-		c.OpenNotifications(ctx, g)
-		select {
-		case r := <-connected:
-			require.Equal(t, loadtest.OK, r.Outcome, "the listen request: %v", r.Err)
-		case <-ctx.Done():
-			t.Fatal("the listen stream never connected")
-		}
+		g, events := openStream(t, ctx, c, lean.ListenConfig(hc, c.URL(), rev, nil))
 		method := func() string {
 			t.Helper()
 			select {

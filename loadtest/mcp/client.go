@@ -441,15 +441,19 @@ func (c *Client) call(ctx context.Context, method string, params any, result any
 			p = withMeta(p, c.meta)
 		}
 	}
-	body, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      int64           `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params,omitempty"`
-	}{"2.0", id, method, p})
-	if err != nil {
-		return loadtest.Response{Outcome: loadtest.ProtocolError, Err: fmt.Errorf("mcp: encoding %s params: %w", method, err)}
+	// The params are encoded once; the envelope is appended around them
+	// (json.Marshal of a RawMessage would compact them again).
+	m, _ := json.Marshal(method) // a string always encodes
+	body := make([]byte, 0, 48+len(m)+len(p))
+	body = append(body, `{"jsonrpc":"2.0","id":`...)
+	body = strconv.AppendInt(body, id, 10)
+	body = append(body, `,"method":`...)
+	body = append(body, m...)
+	if len(p) > 0 {
+		body = append(body, `,"params":`...)
+		body = append(body, p...)
 	}
+	body = append(body, '}')
 	var name string
 	if c.meta != nil {
 		name = principalName(method, params)
