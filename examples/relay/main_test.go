@@ -383,3 +383,61 @@ func BenchmarkToolsCallCPU(b *testing.B) {
 		})
 	}
 }
+
+// TestDrainPolicies checks each RELAY_DRAIN_POLICY with a call in flight
+// to a 1.5 s upstream and a drain timeout of 300 ms: complete lets the
+// call finish past the timeout, budgeted cancels it at the timeout,
+// minimal cancels it at once. The log says which policy ran and how many
+// calls were in flight; the process exits 0 every time.
+func TestDrainPolicies(t *testing.T) {
+	tests := []struct {
+		policy    string
+		cancelled bool          // the call ends as a tool error "cancelled"
+		atLeast   time.Duration // the drain lasts at least this (what it waited for)
+		below     time.Duration // and less than this (what it did not wait for); 0: no bound
+	}{
+		{"complete", false, 1200 * time.Millisecond, 0}, // the rest of the call's 1.5 s
+		{"budgeted", true, 300 * time.Millisecond, 0},   // the drain timeout
+		{"minimal", true, 0, 1200 * time.Millisecond},   // not the call's remaining 1.2 s or more
+	}
+	for _, tc := range tests {
+		t.Run("policy="+tc.policy, func(t *testing.T) {
+			b := relaytest.Quick()
+			b.Call = mockupstream.Latency{Median: mockupstream.Duration(1500 * time.Millisecond)}
+			up := relaytest.Upstream(t, b)
+			db := filepath.Join(t.TempDir(), "relay.db")
+			p := startProc(t, "RELAY_SQLITE_PATH="+db, "RELAY_DRAIN_TIMEOUT=300ms", "RELAY_DRAIN_POLICY="+tc.policy)
+			alice := relaytest.User{ID: 1, WorkspaceID: 1, Token: "alice", Connectors: []relaytest.Connector{{ID: 1, Name: "gh", URL: relaytest.MCPURL(up)}}}
+			relaytest.DB(t, db).Insert(t, alice)
+			client := &http.Client{Transport: &http.Transport{}}
+			reply := make(chan relaytest.Reply, 1)
+			go func() {
+				defer close(reply)
+				reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"})
+			}()
+			relaytest.Eventually(t, "call at the upstream", func() bool { return up.Server.Stats().InFlight == 1 })
+			require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+			rep := <-reply
+			require.Equal(t, http.StatusOK, rep.Status, "%s", rep.Body)
+			text, isErr := rep.ToolResult(t)
+			assert.Equal(t, tc.cancelled, isErr, "%s", text)
+			if tc.cancelled {
+				assert.Contains(t, text, "cancelled")
+			}
+			assert.Equal(t, 0, p.wait(t), "exit code\n%s", p.stderr())
+			drained := p.logLine(t, "relay: drained")
+			assert.Equal(t, tc.policy, drained["drain_policy"])
+			assert.EqualValues(t, 1, drained["inflight"])
+			abandoned := 0
+			if tc.cancelled {
+				abandoned = 1
+			}
+			assert.EqualValues(t, abandoned, drained["abandoned"])
+			d := time.Duration(drained["drain_seconds"].(float64) * float64(time.Second))
+			assert.GreaterOrEqual(t, d, tc.atLeast)
+			if tc.below > 0 {
+				assert.Less(t, d, tc.below)
+			}
+		})
+	}
+}

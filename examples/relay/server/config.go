@@ -20,6 +20,32 @@ const (
 	ModeSync = "sync"
 )
 
+// Drain policies, the values of Config.DrainPolicy: what a drain (SIGTERM)
+// does with the calls in flight.
+const (
+	// DrainComplete waits for every accepted call to finish, however long
+	// its upstream takes (at most CallTimeout); Config.DrainTimeout is not
+	// used.
+	DrainComplete = "complete"
+	// DrainBudgeted waits up to Config.DrainTimeout, then cancels the calls
+	// still running (their clients get a tool error).
+	DrainBudgeted = "budgeted"
+	// DrainMinimal waits for nothing: the calls in flight are cancelled at
+	// once (their clients get a tool error) and the relay exits.
+	DrainMinimal = "minimal"
+)
+
+// Call-trace postures, the values of Config.CallTrace: how many tools/call
+// requests write a trace record (one JSON log line with the call's spans).
+const (
+	// TraceOff writes no trace records.
+	TraceOff = "off"
+	// TraceSampled writes one call in Config.TraceEvery.
+	TraceSampled = "sampled"
+	// TraceFull writes every call's.
+	TraceFull = "full"
+)
+
 // MaxCallTimeout is the cap on Config.CallTimeout: 50 s.
 const MaxCallTimeout = 50 * time.Second
 
@@ -42,6 +68,20 @@ type Config struct {
 	// DrainTimeout bounds how long Shutdown waits for in-flight calls
 	// (RELAY_DRAIN_TIMEOUT); default 30 s.
 	DrainTimeout time.Duration
+	// DrainPolicy is DrainComplete, DrainBudgeted or DrainMinimal
+	// (RELAY_DRAIN_POLICY); default budgeted.
+	DrainPolicy string
+	// ListCacheTTL is how long a user's tools/list answer is kept and
+	// answered again without asking the upstream (RELAY_LIST_CACHE_TTL);
+	// default 0, no cache.
+	ListCacheTTL time.Duration
+	// CallTrace is TraceOff, TraceSampled or TraceFull (RELAY_CALL_TRACE):
+	// which tools/call requests log a trace record, at info level; default
+	// off.
+	CallTrace string
+	// TraceEvery is the sampling period of TraceSampled: one call in
+	// TraceEvery is traced (RELAY_TRACE_EVERY); default 100.
+	TraceEvery int
 	// Faults are the injected regressions (RELAY_FAULT); default none.
 	Faults Faults
 	// CallTimeout bounds one upstream request (RELAY_CALL_TIMEOUT); default
@@ -89,6 +129,9 @@ func DefaultConfig() Config {
 		UpstreamMode:       ModeAsync,
 		Workers:            32,
 		DrainTimeout:       30 * time.Second,
+		DrainPolicy:        DrainBudgeted,
+		CallTrace:          TraceOff,
+		TraceEvery:         100,
 		CallTimeout:        MaxCallTimeout,
 		KeepaliveInterval:  15 * time.Second,
 		StreamWriteTimeout: 5 * time.Second,
@@ -159,6 +202,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	dur("RELAY_DRAIN_TIMEOUT", &c.DrainTimeout, true)
+	str("RELAY_DRAIN_POLICY", &c.DrainPolicy)
+	dur("RELAY_LIST_CACHE_TTL", &c.ListCacheTTL, true)
+	str("RELAY_CALL_TRACE", &c.CallTrace)
+	integer("RELAY_TRACE_EVERY", &c.TraceEvery)
 	if v := getenv("RELAY_FAULT"); strings.TrimSpace(v) != "" {
 		f, err := ParseFaults(v)
 		if err != nil {
@@ -211,6 +258,18 @@ func (c Config) Validate() error {
 	if c.DrainTimeout < 0 {
 		errs = append(errs, fmt.Errorf("RELAY_DRAIN_TIMEOUT=%s: want zero or more", c.DrainTimeout))
 	}
+	if c.DrainPolicy != DrainComplete && c.DrainPolicy != DrainBudgeted && c.DrainPolicy != DrainMinimal {
+		errs = append(errs, fmt.Errorf("RELAY_DRAIN_POLICY=%q: want %q, %q or %q", c.DrainPolicy, DrainComplete, DrainBudgeted, DrainMinimal))
+	}
+	if c.ListCacheTTL < 0 {
+		errs = append(errs, fmt.Errorf("RELAY_LIST_CACHE_TTL=%s: want zero (no cache) or more", c.ListCacheTTL))
+	}
+	if c.CallTrace != TraceOff && c.CallTrace != TraceSampled && c.CallTrace != TraceFull {
+		errs = append(errs, fmt.Errorf("RELAY_CALL_TRACE=%q: want %q, %q or %q", c.CallTrace, TraceOff, TraceSampled, TraceFull))
+	}
+	if c.TraceEvery <= 0 {
+		errs = append(errs, fmt.Errorf("RELAY_TRACE_EVERY=%d: want a positive number of calls", c.TraceEvery))
+	}
 	if c.CallTimeout <= 0 || c.CallTimeout > MaxCallTimeout {
 		errs = append(errs, fmt.Errorf("RELAY_CALL_TIMEOUT=%s: want more than 0 and at most %s", c.CallTimeout, MaxCallTimeout))
 	}
@@ -236,6 +295,19 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("RELAY_REPLAY_LIMIT=%d: want a positive number of events", c.ReplayLimit))
 	}
 	return errors.Join(errs...)
+}
+
+// DrainBudget returns how long a drain waits for the calls in flight
+// before cancelling them, by DrainPolicy: CallTimeout plus the time to
+// record a call (complete), DrainTimeout (budgeted) or 0 (minimal).
+func (c Config) DrainBudget() time.Duration {
+	switch c.DrainPolicy {
+	case DrainComplete:
+		return c.CallTimeout + recordTimeout
+	case DrainMinimal:
+		return 0
+	}
+	return c.DrainTimeout
 }
 
 // Dialect returns "postgres" when DatabaseURL is set, else "sqlite".

@@ -52,6 +52,34 @@ func TestConfigFromEnv(t *testing.T) {
 			assert.Equal(t, 10, c.ReplayLimit)
 			assert.Equal(t, slog.LevelDebug, c.LogLevel)
 		}},
+		// The drain policy, the listing cache and the call trace.
+		{name: "drain_cache_trace", env: map[string]string{"RELAY_DRAIN_POLICY": "complete", "RELAY_LIST_CACHE_TTL": "2s",
+			"RELAY_CALL_TRACE": "sampled", "RELAY_TRACE_EVERY": "7", "RELAY_DRAIN_TIMEOUT": "1s"}, check: func(t *testing.T, c Config) {
+			assert.Equal(t, DrainComplete, c.DrainPolicy)
+			assert.Equal(t, 2*time.Second, c.ListCacheTTL)
+			assert.Equal(t, TraceSampled, c.CallTrace)
+			assert.Equal(t, 7, c.TraceEvery)
+			assert.Equal(t, c.CallTimeout+recordTimeout, c.DrainBudget(), "complete waits for every call, not DrainTimeout")
+		}},
+		// The default policy is budgeted: the drain timeout is the budget.
+		{name: "drain_default", env: map[string]string{"RELAY_DRAIN_TIMEOUT": "3s"}, check: func(t *testing.T, c Config) {
+			assert.Equal(t, DrainBudgeted, c.DrainPolicy)
+			assert.Equal(t, 3*time.Second, c.DrainBudget())
+			assert.Equal(t, TraceOff, c.CallTrace)
+			assert.Zero(t, c.ListCacheTTL)
+		}},
+		// Minimal waits for nothing.
+		{name: "drain_minimal", env: map[string]string{"RELAY_DRAIN_POLICY": "minimal"}, check: func(t *testing.T, c Config) {
+			assert.Zero(t, c.DrainBudget())
+		}},
+		// An unknown drain policy.
+		{name: "drain_policy", env: map[string]string{"RELAY_DRAIN_POLICY": "polite"}, wantErr: []string{"RELAY_DRAIN_POLICY", `"complete"`}},
+		// An unknown trace posture.
+		{name: "trace", env: map[string]string{"RELAY_CALL_TRACE": "some"}, wantErr: []string{"RELAY_CALL_TRACE", `"sampled"`}},
+		// A zero sampling period.
+		{name: "trace_every", env: map[string]string{"RELAY_TRACE_EVERY": "0"}, wantErr: []string{"RELAY_TRACE_EVERY"}},
+		// A negative cache TTL is not a duration the relay takes.
+		{name: "list_cache", env: map[string]string{"RELAY_LIST_CACHE_TTL": "-1s"}, wantErr: []string{"RELAY_LIST_CACHE_TTL"}},
 		// A word where a number belongs.
 		{name: "workers_word", env: map[string]string{"RELAY_WORKERS": "many"}, wantErr: []string{"RELAY_WORKERS", "positive integer"}},
 		// An unknown mode.

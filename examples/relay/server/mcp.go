@@ -173,6 +173,9 @@ func (s *Server) toolsList(ctx context.Context, p principal, params json.RawMess
 			return nil, newRPCError(CodeInternalError, "cancelled")
 		}
 	}
+	if res, ok := s.lists.get(p.UserID, time.Now()); ok {
+		return res, nil
+	}
 	type part struct {
 		tools []json.RawMessage
 		err   error
@@ -209,6 +212,9 @@ func (s *Server) toolsList(ctx context.Context, p principal, params json.RawMess
 	}{tools})
 	if err != nil {
 		return nil, newRPCError(CodeInternalError, "encoding the tool list: %v", err)
+	}
+	if len(failed) == 0 {
+		s.lists.put(p.UserID, res, time.Now())
 	}
 	return res, nil
 }
@@ -278,6 +284,7 @@ func (s *Server) toolsCall(ctx context.Context, p principal, params json.RawMess
 	}
 
 	start := time.Now()
+	traced := s.trace.sample()
 	if d := s.cfg.Faults.CallCPU; d > 0 {
 		burnCPU(d)
 	}
@@ -301,6 +308,7 @@ func (s *Server) toolsCall(ctx context.Context, p principal, params json.RawMess
 			Arguments json.RawMessage `json:"arguments"`
 		}{toolName, args})
 	}
+	upstreamDur := time.Since(start)
 	outcome := schema.OutcomeOK
 	switch {
 	case errors.Is(err, errCancelled):
@@ -344,9 +352,15 @@ func (s *Server) toolsCall(ctx context.Context, p principal, params json.RawMess
 	})
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
+	recStart := time.Now()
 	if _, err := s.store.recordCall(rctx, rec, string(payload)); err != nil {
 		s.log.Error("relay: recording a call failed", "user_id", p.UserID, "tool", cp.Name, "err", err)
 		return nil, newRPCError(CodeInternalError, "the call ran but could not be recorded: the database failed")
+	}
+	if traced {
+		s.trace.write(ctx, callSpans{start: start, upstream: upstreamDur, record: time.Since(recStart),
+			userID: p.UserID, workspace: p.WorkspaceID, tool: cp.Name, outcome: outcome, bytes: n,
+			traceID: rand.Text(), sampledAs: s.cfg.CallTrace})
 	}
 	return result, nil
 }

@@ -30,6 +30,8 @@ type Server struct {
 	metrics *metrics
 	handler http.Handler
 	calls   *inflight
+	lists   *listCache
+	trace   *callTrace
 
 	draining   atomic.Bool
 	baseCtx    context.Context
@@ -74,6 +76,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		up:    newUpstream(cfg),
 		auth:  newAuthCache(cfg.AuthCacheTTL),
 		calls: newInflight(),
+		lists: newListCache(cfg.ListCacheTTL),
+		trace: newCallTrace(cfg, lg),
 	}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	deliver := s.hub.publish
@@ -178,6 +182,11 @@ const drainGrace = 5 * time.Second
 type DrainReport struct {
 	// Duration is the time from the start of Shutdown to streams closed.
 	Duration time.Duration
+	// Policy is the drain policy (Config.DrainPolicy).
+	Policy string
+	// Inflight is the number of requests being served when the drain
+	// began: the accepted calls the drain had to settle.
+	Inflight int64
 	// Abandoned is the number of requests still running when the drain
 	// timeout ran out; they were cancelled.
 	Abandoned int64
@@ -186,8 +195,9 @@ type DrainReport struct {
 }
 
 // Shutdown drains the server: it stops accepting connections, lets
-// in-flight requests finish within Config.DrainTimeout (cancelling those
-// still running then, or when ctx ends), delivers the events they wrote,
+// in-flight requests finish within the drain policy's budget
+// (Config.DrainBudget: all of them, DrainTimeout, or none), cancelling
+// those still running then, or when ctx ends, delivers the events they wrote,
 // sends every open stream a final "event: shutdown" and closes it, and
 // closes the database. The drain's duration is logged. Calling it again
 // returns the first result.
@@ -196,18 +206,21 @@ func (s *Server) Shutdown(ctx context.Context) (DrainReport, error) {
 		var rep DrainReport
 		start := time.Now()
 		s.draining.Store(true)
-		s.log.Info("relay: draining", "inflight", s.calls.count(), "streams", s.hub.heldStreams(userStream)+s.hub.heldStreams(workspaceStream), "drain_timeout", s.cfg.DrainTimeout)
+		rep.Policy, rep.Inflight = s.cfg.DrainPolicy, s.calls.count()
+		budget := s.cfg.DrainBudget()
+		s.log.Info("relay: draining", "inflight", rep.Inflight, "streams", s.hub.heldStreams(userStream)+s.hub.heldStreams(workspaceStream),
+			"drain_policy", rep.Policy, "drain_budget", budget.String(), "drain_timeout", s.cfg.DrainTimeout)
 		s.mu.Lock()
 		srv, served := s.httpSrv, s.served
 		s.mu.Unlock()
 
-		dctx, cancel := context.WithTimeout(ctx, s.cfg.DrainTimeout)
+		dctx, cancel := context.WithTimeout(ctx, budget)
 		defer cancel()
 		// net/http waits longer than the calls: a call cancelled at the
 		// drain timeout still writes its answer (a tool error), which is
 		// sent after its handler returns; closing the connections at the
 		// drain timeout itself would lose it.
-		hctx, hcancel := context.WithTimeout(ctx, s.cfg.DrainTimeout+drainGrace)
+		hctx, hcancel := context.WithTimeout(ctx, budget+drainGrace)
 		defer hcancel()
 		httpDone := make(chan error, 1)
 		if srv != nil {
@@ -219,7 +232,7 @@ func (s *Server) Shutdown(ctx context.Context) (DrainReport, error) {
 		}
 		if err := s.calls.wait(dctx); err != nil {
 			rep.Abandoned = s.calls.count()
-			s.log.Warn("relay: drain timeout reached; cancelling the requests still running", "abandoned", rep.Abandoned)
+			s.log.Warn("relay: drain budget reached; cancelling the requests still running", "abandoned", rep.Abandoned, "drain_policy", rep.Policy)
 			s.cancelBase()
 			wctx, wcancel := context.WithTimeout(context.Background(), drainGrace)
 			s.calls.wait(wctx)
@@ -243,7 +256,7 @@ func (s *Server) Shutdown(ctx context.Context) (DrainReport, error) {
 		s.store.close()
 		rep.Duration = time.Since(start)
 		s.log.Info("relay: drained", "drain_duration", rep.Duration.String(), "drain_seconds", rep.Duration.Seconds(),
-			"abandoned", rep.Abandoned, "streams_closed", rep.Streams)
+			"drain_policy", rep.Policy, "inflight", rep.Inflight, "abandoned", rep.Abandoned, "streams_closed", rep.Streams)
 		s.lastDrain = rep
 	})
 	return s.lastDrain, nil
