@@ -2,6 +2,7 @@
 // against a running service.
 //
 //	headroom render  RESULT.json            print the Markdown capacity report
+//	headroom render  -studies [DIR|FILE...] print the runtime-studies page of a run's studies
 //	headroom compare BASE.json NEW.json     list regressions of NEW against BASE
 //	headroom history [DIR|FILE...]          capacity over time, one line per run
 //	headroom history add [-note TEXT] RESULT.json...  append rows to the capacity history
@@ -43,6 +44,8 @@ const usage = `usage: headroom <command> [flags] [args]
 
 commands:
   render  RESULT.json             print the Markdown capacity report of a result
+  render  -studies [DIR|FILE...]  print the runtime-studies page of study files (study.json), or of every one
+                                  under DIR (default testdata/results); exit 1 when a study's reading failed
   compare BASE.json NEW.json      compare NEW with BASE (a result or a baseline); exit 1 on a regression
   history [DIR|FILE...]           capacity and verdict of every result, oldest first (default testdata/results)
   history add [-note TEXT] [-new-baseline] [-file FILE] RESULT.json...

@@ -22,8 +22,12 @@ import (
 
 func render(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	studies := fs.Bool("studies", false, "render the runtime studies page of the study files given, or of every study file under the directories given (default testdata/results)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *studies || (fs.NArg() == 1 && isStudyFile(fs.Arg(0))) {
+		return renderStudies(fs.Args(), stdout)
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("give one result file: headroom render testdata/results/TestLoad_Smoke/users=20.json")
