@@ -68,3 +68,40 @@ func TestForwardReading(t *testing.T) {
 		})
 	}
 }
+
+// TestDrainVerdict checks the drain bars both ways: a clean graceful
+// drain passes; a graceful policy that cancels accepted calls, a relay
+// that records more completions than its clients got, a drain that never
+// ended and a cell with nothing in flight each fail, for their reason; a
+// non-graceful policy may cancel.
+func TestDrainVerdict(t *testing.T) {
+	clean := drainFigures{Policy: "complete", Graceful: true, Drained: true, Inflight: 5,
+		Sent: [numPhases]int64{300, 10, 100}, Completed: [numPhases]int64{300}, Failed: [numPhases]int64{0, 10, 100}, Recorded: 300}
+	assert.Empty(t, drainVerdict(clean))
+
+	minimal := clean
+	minimal.Policy, minimal.Graceful, minimal.Abandoned, minimal.Cancelled = "minimal", false, 5, 5
+	minimal.Completed[0], minimal.Recorded = 295, 295
+	assert.Empty(t, drainVerdict(minimal), "a policy that does not claim to be graceful may cancel accepted calls")
+
+	tests := []struct {
+		name   string
+		change func(*drainFigures)
+		want   string
+	}{
+		{"graceful_cancels", func(d *drainFigures) { d.Abandoned, d.Cancelled = 3, 3; d.Completed[0], d.Recorded = 297, 297 }, "graceful but lost accepted calls: 3 cancelled"},
+		{"answer_lost", func(d *drainFigures) { d.Recorded = 301 }, "recorded 301 calls as completed, its clients got 300"},
+		{"never_drained", func(d *drainFigures) { d.Drained = false }, "never logged the end of its drain"},
+		{"nothing_in_flight", func(d *drainFigures) { d.Inflight = 0 }, "no call was in flight"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := clean
+			tc.change(&d)
+			p := drainVerdict(d)
+			if assert.Len(t, p, 1) {
+				assert.Contains(t, p[0], tc.want)
+			}
+		})
+	}
+}
