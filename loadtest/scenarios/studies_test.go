@@ -105,3 +105,22 @@ func TestDrainVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestFeatureTaxReading checks the feature-tax study's bar both ways: a
+// planted tax called different passes, one called same fails, and so does
+// a posture with too few valid trials.
+func TestFeatureTaxReading(t *testing.T) {
+	seen := map[string]taxVerdict{"planted_cpu": {Trials: [2]int{5, 5}, CPUWorse: true}, "metrics_on": {Trials: [2]int{5, 5}}}
+	assert.Empty(t, featureTaxReading(seen))
+
+	missed := map[string]taxVerdict{"planted_cpu": {Trials: [2]int{5, 5}, CPU: "same", P95: "same"}}
+	p := featureTaxReading(missed)
+	if assert.Len(t, p, 1) {
+		assert.Contains(t, p[0], "cannot tell a tax")
+	}
+	few := map[string]taxVerdict{"trace_full": {Trials: [2]int{5, 1}}}
+	p = featureTaxReading(few)
+	if assert.Len(t, p, 1) {
+		assert.Contains(t, p[0], "too few")
+	}
+}
