@@ -4,9 +4,6 @@ package scenarios
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +13,6 @@ import (
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
-	"github.com/headroom-dev/headroom/loadtest/mcp"
 	"github.com/headroom-dev/headroom/loadtest/study"
 	"github.com/headroom-dev/headroom/mockupstream"
 	"github.com/headroom-dev/headroom/seed"
@@ -195,16 +191,3 @@ func (p *studyPage) rows() map[string]study.Row {
 	}
 	return out
 }
-
-// joinSorted lists a map's keys, sorted.
-func joinSorted[V any](m map[string]V) string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return strings.Join(ks, ", ")
-}
-
-var _ = fmt.Sprint
-var _ = mcp.KindCallTool
