@@ -68,8 +68,16 @@ func Page(studies ...*Study) string {
 		if s.Command != "" {
 			fmt.Fprintf(&b, "```sh\n%s\n```\n\n", s.Command)
 		}
+		cells := map[string]Row{}
 		for _, t := range s.Tables {
-			writeTable(&b, t)
+			for _, r := range t.Rows {
+				if _, ok := cells[r.Cell]; !ok {
+					cells[r.Cell] = r
+				}
+			}
+		}
+		for _, t := range s.Tables {
+			writeTable(&b, t, cells)
 		}
 		if len(s.Problems) > 0 {
 			b.WriteString("**The study's reading did not hold:**\n\n")
@@ -82,7 +90,9 @@ func Page(studies ...*Study) string {
 	return b.String()
 }
 
-func writeTable(b *strings.Builder, t *Table) {
+// writeTable renders one table; a row read against a cell of the study
+// shows the ratio of their achieved rates ("achieved" figures) beside it.
+func writeTable(b *strings.Builder, t *Table, cells map[string]Row) {
 	fmt.Fprintf(b, "### %s\n\n| Cell | Read against |", t.Title)
 	for _, c := range t.Columns {
 		fmt.Fprintf(b, " %s |", c.Title)
@@ -96,6 +106,12 @@ func writeTable(b *strings.Builder, t *Table) {
 		against := "**baseline**"
 		if r.Baseline != "" {
 			against = r.Baseline
+			base, ok := cells[r.Baseline]
+			if a, okA := r.Figures["achieved"]; ok && okA {
+				if ba := base.Figures["achieved"]; ba > 0 {
+					against += fmt.Sprintf(" (×%.2f achieved)", a/ba)
+				}
+			}
 		}
 		fmt.Fprintf(b, "| %s | %s |", cell(r.Cell), cell(against))
 		for _, c := range t.Columns {
