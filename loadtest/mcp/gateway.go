@@ -10,6 +10,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/internal/offstack"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 )
 
@@ -172,22 +173,36 @@ func (g *Gateway) Users() (*loadtest.Users, error) {
 	// Each user holds at most one request in flight through the shared
 	// client (its stream has a connection of its own): the plan is checked
 	// against the client's pool before the run starts.
+	if g.DashboardURL != "" {
+		// Checked once here: each view prepares its request (viewDashboard).
+		if _, err := g.HTTP.Prepare("GET", g.DashboardURL, cfg.dashboardHeader(0), nil); err != nil {
+			return nil, fmt.Errorf("mcp: Gateway.DashboardURL: %w", err)
+		}
+	}
 	names := &toolLists{}
-	behave := func(u *loadtest.User) { cfg.behave(u, names) }
+	// One stream group serves every user, each stream recording into its
+	// user: a group per user would repeat the configuration 10,000 times.
+	var streams *sse.Group
+	if !g.NoStream {
+		scfg := NotificationConfig(g.HTTP, g.URL, nil)
+		if Stateless(g.ProtocolVersion) {
+			scfg = ListenConfig(g.HTTP, g.URL, g.ProtocolVersion, nil)
+		}
+		scfg.DeliveryTimeout = g.DeliveryTimeout
+		if streams, err = sse.NewGroup(scfg); err != nil {
+			return nil, fmt.Errorf("mcp: Gateway streams: %w", err)
+		}
+	}
+	behave := func(u *loadtest.User) { cfg.behave(u, names, streams) }
 	return &loadtest.Users{Kinds: g.Kinds(), Behavior: behave, Limiters: []loadtest.Limiter{g.HTTP}}, nil
 }
 
-// gatewayUser is one modeled user's state. Its life is split into small
-// functions so that the frames on the user's goroutine while it sleeps
-// between calls are few and small: that goroutine's stack, shrunk to a few
-// times what it uses while parked, is a good part of what an idle user
-// costs.
+// gatewayUser is one modeled user's state.
 type gatewayUser struct {
 	g         *Gateway
 	u         *loadtest.User
 	c         *Client
 	names     *toolLists
-	dashboard *httpc.Request
 	stream    *sse.Stream
 	// tools holds only the names of the user's tools, the one thing it
 	// uses, in a list shared by every user that listed the same tools: a
@@ -197,14 +212,18 @@ type gatewayUser struct {
 }
 
 // behave is one gateway user's life; names keeps the tool names of the
-// users' lists, shared between them.
-func (g *Gateway) behave(u *loadtest.User, names *toolLists) {
-	gu := g.start(u, names)
+// users' lists, shared between them. The user's goroutine only sleeps
+// between acts: what it does runs off its stack (offstack.Run), so that
+// the goroutine keeps its starting stack while it sleeps, which is most
+// of the time.
+func (g *Gateway) behave(u *loadtest.User, names *toolLists, streams *sse.Group) {
+	var gu *gatewayUser
+	offstack.Run(func() { gu = g.start(u, names, streams) })
 	if gu == nil {
 		return
 	}
 	if gu.stream != nil {
-		defer gu.stream.Close()
+		defer offstack.Run(func() { gu.stream.Close() })
 	}
 	if g.Idle {
 		<-u.Context().Done()
@@ -214,8 +233,8 @@ func (g *Gateway) behave(u *loadtest.User, names *toolLists) {
 }
 
 // start makes the user's client, connects it (retrying) and opens its
-// stream; nil when the user must stop.
-func (g *Gateway) start(u *loadtest.User, names *toolLists) *gatewayUser {
+// stream in streams (nil: none); nil when the user must stop.
+func (g *Gateway) start(u *loadtest.User, names *toolLists, streams *sse.Group) *gatewayUser {
 	var header []httpc.Header
 	if g.ClientAddrs {
 		header = []httpc.Header{httpc.ForwardedFor(u.ID)}
@@ -226,31 +245,14 @@ func (g *Gateway) start(u *loadtest.User, names *toolLists) *gatewayUser {
 		return nil
 	}
 	gu := &gatewayUser{g: g, u: u, c: c, names: names}
-	if g.DashboardURL != "" && !g.Idle {
-		gu.dashboard, err = g.HTTP.Prepare("GET", g.DashboardURL, append([]httpc.Header{{Name: "Authorization", Value: "Bearer " + g.Token(u.ID)}}, header...), nil)
-		if err != nil {
-			u.Record(KindDashboard, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
-			return nil
-		}
-	}
 	// A user that cannot connect retries, as a client would, after a pause.
 	for !gu.connect() {
 		if !u.Sleep(dist.Fixed[time.Duration]{Value: 5 * time.Second, Jitter: 2 * time.Second}.Sample(u.Rand)) {
 			return nil
 		}
 	}
-	if !g.NoStream {
-		scfg := NotificationConfig(g.HTTP, g.URL, u)
-		if Stateless(g.ProtocolVersion) {
-			scfg = ListenConfig(g.HTTP, g.URL, g.ProtocolVersion, u)
-		}
-		scfg.DeliveryTimeout = g.DeliveryTimeout
-		group, err := sse.NewGroup(scfg)
-		if err != nil {
-			u.Record(sse.KindConnect, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
-			return nil
-		}
-		gu.stream = c.OpenNotifications(u.Context(), group)
+	if streams != nil {
+		gu.stream = streams.OpenFor(u.Context(), u, c.StreamHeaders()...)
 	}
 	return gu
 }
@@ -278,14 +280,17 @@ func (gu *gatewayUser) live() {
 	gaps := g.Gaps.Gaps(u.Rand)
 	nextReconnect := g.reconnectAfter(u)
 	for {
-		gap := gaps.Next()
-		if bot {
-			gap = g.BotGap.Sample(u.Rand)
-		}
+		var gap time.Duration
+		offstack.Run(func() {
+			gap = gaps.Next()
+			if bot {
+				gap = g.BotGap.Sample(u.Rand)
+			}
+		})
 		if !u.Sleep(gap) {
 			return
 		}
-		nextReconnect = gu.act(nextReconnect)
+		offstack.Run(func() { nextReconnect = gu.act(nextReconnect) })
 	}
 }
 
@@ -315,10 +320,33 @@ func (gu *gatewayUser) act(nextReconnect time.Time) time.Time {
 	if gu.stream != nil && u.Context().Err() == nil && (r.Outcome == loadtest.OK || errors.As(r.Err, &te)) {
 		gu.stream.Expect(1)
 	}
-	if gu.dashboard != nil && u.Rand.Float64() < g.Dashboard {
-		u.Do(KindDashboard, g.HTTP.Func(gu.dashboard))
+	if g.DashboardURL != "" && !g.Idle && u.Rand.Float64() < g.Dashboard {
+		gu.viewDashboard()
 	}
 	return nextReconnect
+}
+
+// viewDashboard fetches the dashboard page as the user. The request is
+// prepared for each view, not kept: one in twenty calls comes with a view,
+// and a prepared request held by every user would be half a KiB each.
+func (gu *gatewayUser) viewDashboard() {
+	g, u := gu.g, gu.u
+	req, err := g.HTTP.Prepare("GET", g.DashboardURL, g.dashboardHeader(u.ID), nil)
+	if err != nil {
+		u.Record(KindDashboard, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
+		return
+	}
+	u.Do(KindDashboard, g.HTTP.Func(req))
+}
+
+// dashboardHeader is user id's dashboard request header: its token and,
+// with ClientAddrs, its client address.
+func (g *Gateway) dashboardHeader(id int) []httpc.Header {
+	h := []httpc.Header{{Name: "Authorization", Value: "Bearer " + g.Token(id)}}
+	if g.ClientAddrs {
+		h = append(h, httpc.ForwardedFor(id))
+	}
+	return h
 }
 
 // toolLists interns the tool-name lists of a gateway's users: one copy of

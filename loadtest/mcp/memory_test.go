@@ -172,13 +172,18 @@ func holdGateway(tb testing.TB, addr string, certs standInTLS, cfg holdConfig) u
 	n := cfg.users
 	// One connection per user at most, as the smoke sizes its client: the
 	// pool opens only what concurrency demands.
-	hc, err := httpc.New(httpc.Options{RootCAPEM: certs.caPEM, Timeout: time.Minute, MaxConnsPerHost: n + n/10, LocalAddrs: sourceAddrs(),
-		IdleTimeout: cfg.idleTimeout})
+	o := httpc.Options{RootCAPEM: certs.caPEM, Timeout: time.Minute, MaxConnsPerHost: n + n/10, LocalAddrs: sourceAddrs(),
+		IdleTimeout: cfg.idleTimeout}
+	if os.Getenv("HEADROOM_MCP_RESUME") != "" {
+		o.RootCAPEM = nil
+		o.TLSConfig = &tls.Config{RootCAs: roots, ClientSessionCache: tls.NewLRUClientSessionCache(64)}
+	}
+	hc, err := httpc.New(o)
 	require.NoError(tb, err)
 	defer hc.Close()
 	g := &mcp.Gateway{
 		URL: "https://" + addr + "/mcp", DashboardURL: "https://" + addr + "/api/dashboard",
-		HTTP: hc, Token: tokenOf, MeanGap: cfg.meanGap,
+		HTTP: hc, Token: tokenOf, MeanGap: cfg.meanGap, Idle: os.Getenv("HEADROOM_MCP_IDLE") != "", NoStream: os.Getenv("HEADROOM_MCP_NOSTREAM") != "",
 	}
 	users, err := g.Users()
 	require.NoError(tb, err)
@@ -213,12 +218,15 @@ func holdGateway(tb testing.TB, addr string, certs standInTLS, cfg holdConfig) u
 
 	// Every stream connected.
 	deadline := time.Now().Add(cfg.ramp + 2*time.Minute)
-	for s := stats(); s.Streams < int64(n); s = stats() {
+	for s := stats(); s.Streams < int64(n) && !g.NoStream; s = stats() {
 		if time.Now().After(deadline) {
 			stop()
 			tb.Fatalf("only %d of %d streams connected %v after the ramp", s.Streams, n, 2*time.Minute)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	if g.NoStream {
+		time.Sleep(cfg.ramp)
 	}
 	time.Sleep(cfg.settle)
 

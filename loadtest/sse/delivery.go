@@ -192,7 +192,7 @@ func (s *Stream) beginnerLocked() beginner {
 	if s.left || s.g.cfg.DeliveryTimeout < 0 {
 		return nil
 	}
-	return s.g.begin
+	return s.begin
 }
 
 // deliveryLocked returns the stream's delivery state, allocating it with

@@ -18,11 +18,10 @@ type Group struct {
 	cfg   Config
 	tgt   target
 	c     counters
-	begin beginner  // cfg.Sink, when it can begin observations; else nil
 	epoch time.Time // cfg.Now at NewGroup: the origin of the group's clock
 
 	mu      sync.Mutex
-	streams []*Stream
+	streams map[*Stream]struct{} // open: a closed stream leaves the group
 }
 
 // NewGroup returns a Group for cfg. It fails when the URL or a field is
@@ -32,9 +31,7 @@ func NewGroup(cfg Config) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Group{cfg: c, tgt: t, epoch: c.Now()}
-	g.begin, _ = c.Sink.(beginner)
-	return g, nil
+	return &Group{cfg: c, tgt: t, epoch: c.Now()}, nil
 }
 
 // now returns Config.Now on the group's clock: the time since its epoch.
@@ -50,9 +47,22 @@ func (g *Group) wall(at time.Duration) time.Time { return g.epoch.Add(at) }
 // or Close is called. header adds per-stream request headers (a user's
 // token, an X-Forwarded-For address) to the group's.
 func (g *Group) Open(ctx context.Context, header ...httpc.Header) *Stream {
+	return g.OpenFor(ctx, g.cfg.Sink, header...)
+}
+
+// OpenFor is Open for a stream whose samples go to sink instead of
+// Config.Sink: one group can serve many modeled users, each recording into
+// its own loadtest.User, where a group per user would repeat the whole
+// configuration for every stream.
+func (g *Group) OpenFor(ctx context.Context, sink loadtest.Sink, header ...httpc.Header) *Stream {
 	s := newStream(g, header)
+	s.sink = sink
+	s.begin, _ = sink.(beginner)
 	g.mu.Lock()
-	g.streams = append(g.streams, s)
+	if g.streams == nil {
+		g.streams = map[*Stream]struct{}{}
+	}
+	g.streams[s] = struct{}{}
 	g.mu.Unlock()
 	g.c.streams.Add(1)
 	s.c.streams.Add(1)
@@ -71,7 +81,10 @@ func (g *Group) Stats() Stats {
 // records) and returns the group's final counters.
 func (g *Group) Close() Stats {
 	g.mu.Lock()
-	streams := append([]*Stream(nil), g.streams...)
+	streams := make([]*Stream, 0, len(g.streams))
+	for s := range g.streams {
+		streams = append(streams, s)
+	}
 	g.mu.Unlock()
 	for _, s := range streams {
 		s.cancel()

@@ -14,12 +14,15 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/internal/offstack"
 )
 
 // Stream is one held event stream: a goroutine that connects, reads and
 // reconnects with Last-Event-ID until its context ends or Close is called.
 type Stream struct {
 	g      *Group
+	sink   loadtest.Sink // the stream's samples; nil records none
+	begin  beginner      // sink, when it can begin observations; else nil
 	req    []byte // request head up to the Last-Event-ID, without the final CRLF
 	cancel context.CancelFunc
 	stop   func() bool
@@ -112,6 +115,9 @@ func (s *Stream) Close() Stats {
 		for _, v := range missed {
 			s.settle(v)
 		}
+		s.g.mu.Lock()
+		delete(s.g.streams, s)
+		s.g.mu.Unlock()
 	}
 	return s.Stats()
 }
@@ -135,8 +141,8 @@ func (s *Stream) LastEventID() string {
 }
 
 func (s *Stream) record(kind string, d time.Duration, r loadtest.Response) {
-	if s.g.cfg.Sink != nil {
-		s.g.cfg.Sink.Record(kind, d, r)
+	if s.sink != nil {
+		s.sink.Record(kind, d, r)
 	}
 }
 
@@ -197,16 +203,27 @@ func (s *Stream) run(ctx context.Context) {
 // session runs one connection. end says the stream must not reconnect (the
 // target answered 204); progressed says the connection delivered data.
 //
-// It is split in three so that the frames on a held stream's goroutine
-// while it waits are few and small (connect's and finish's are not among
-// them): a goroutine's stack shrinks to a few times what it uses while
-// parked, and the stack is most of what a held stream costs.
+// Where the stream can wait on its socket without reading (see
+// newWaiter), everything but the waiting — the dial and handshake, each
+// read and what it delivers, the end — runs off the stream's goroutine
+// (offstack.Run), so that the goroutine a held stream parks keeps its
+// starting stack: most of what an idle stream costs.
 func (s *Stream) session(ctx context.Context) (end, progressed bool) {
-	l, end, ok := s.connect(ctx)
+	var l live
+	var ok bool
+	offstack.Run(func() { l, end, ok = s.connect(ctx) })
 	if !ok {
+		s.giveBackBuf() // not held through the backoff
 		return end, false
 	}
-	return s.finish(ctx, l, s.readBody(ctx, l.conn, l.pending, l.chunked))
+	var err error
+	if w := newWaiter(l.conn); w != nil {
+		err = s.hold(ctx, w, l)
+	} else {
+		err = s.readBody(ctx, l.conn, l.pending, l.chunked)
+	}
+	offstack.Run(func() { end, progressed = s.finish(ctx, l, err) })
+	return end, progressed
 }
 
 // live is a connected stream, between connect and finish.
@@ -338,66 +355,23 @@ var errStreamEnded = errors.New("sse: the target ended the stream")
 // TLS connection holds decrypted or received, without waiting.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// readBody reads the stream until it ends; it returns why. pending body
-// bytes are at the start of s.buf.
-//
-// Where the connection allows it (see newWaiter), the stream waits for
-// data without reading it, its read buffer given back meanwhile, and with
-// few frames on its stack; it borrows the buffer to read what arrived. A
-// TLS connection may hold records it has received but not yet returned,
-// which the socket no longer shows: they are drained (reads past an
-// expired deadline return only those) before the stream waits again.
+// readBody reads the stream until it ends, blocking in Read, and returns
+// why; pending body bytes are at the start of s.buf. It serves connections
+// the stream cannot wait on (see hold).
 func (s *Stream) readBody(ctx context.Context, conn net.Conn, pending int, chunked bool) error {
-	cfg := &s.g.cfg
-	ka := 2 * cfg.KeepaliveInterval
-	w := newWaiter(conn)
-	buffered := w != nil && w.tls // a TLS connection may hold what it read with the head
+	ka := 2 * s.g.cfg.KeepaliveInterval
 	n := pending
 	for {
 		if n > 0 {
-			data := s.buf[:n]
-			if chunked {
-				var done bool
-				var err error
-				data, done, err = s.dc.decode(data)
-				s.feed(data)
-				if err != nil {
-					return err
-				}
-				if done {
-					return errStreamEnded
-				}
-			} else {
-				s.feed(data)
+			if done, err := s.deliver(s.buf[:n], chunked); done || err != nil {
+				return err
 			}
 		}
+		s.setReadDeadline(conn, ka)
 		var err error
-		n = 0
-		switch {
-		case w == nil: // block in Read, as on a connection the stream cannot wait on
-			s.setReadDeadline(conn, ka)
-			n, err = conn.Read(s.buf)
-		case buffered:
-			_ = conn.SetReadDeadline(aLongTimeAgo)
-			n, err = conn.Read(s.buf)
-			if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-				buffered = false // nothing held: wait on the socket
-				continue
-			}
-		default:
-			s.setReadDeadline(conn, ka)
-			s.giveBackBuf()
-			err = w.wait()
-			s.borrowBuf()
-			if err == nil {
-				n, err = conn.Read(s.buf)
-				buffered = w.tls
-			}
-		}
+		n, err = conn.Read(s.buf)
 		if n > 0 {
-			s.readAt = cfg.Now()
-			s.gotData = true
-			s.setHealthy()
+			s.gotRead()
 		}
 		if err != nil {
 			if n > 0 {
@@ -411,6 +385,120 @@ func (s *Stream) readBody(ctx context.Context, conn net.Conn, pending int, chunk
 				return errStreamEnded
 			}
 			return err
+		}
+	}
+}
+
+// deliver feeds data read from the body to the parser, dechunked when the
+// body is chunked; done says the body ended (err is then errStreamEnded).
+func (s *Stream) deliver(data []byte, chunked bool) (done bool, err error) {
+	if !chunked {
+		s.feed(data)
+		return false, nil
+	}
+	data, done, err = s.dc.decode(data)
+	s.feed(data)
+	if err != nil {
+		return true, err
+	}
+	if done {
+		return true, errStreamEnded
+	}
+	return false, nil
+}
+
+// gotRead notes that the connection delivered bytes: the stream is alive.
+func (s *Stream) gotRead() {
+	s.readAt = s.g.cfg.Now()
+	s.gotData = true
+	s.setHealthy()
+}
+
+// pumpState is a held connection between the waits of hold.
+type pumpState struct {
+	conn     net.Conn
+	chunked  bool
+	tls      bool
+	n        int  // bytes read, not yet delivered, at the start of s.buf
+	readable bool // the socket has something to read: the wait said so
+	// buffered says a TLS connection may hold records it received but has
+	// not returned, which the socket no longer shows.
+	buffered bool
+}
+
+// hold reads the stream until it ends and returns why; l.pending body
+// bytes are at the start of s.buf. The stream's goroutine only waits for
+// the socket to be readable, its read buffer given back meanwhile; each
+// pump — the reads of what arrived and its delivery — runs off its stack.
+func (s *Stream) hold(ctx context.Context, w *waiter, l live) error {
+	ka := 2 * s.g.cfg.KeepaliveInterval
+	p := pumpState{conn: l.conn, chunked: l.chunked, tls: w.tls, n: l.pending, buffered: w.tls}
+	for {
+		var wait bool
+		var err error
+		offstack.Run(func() { wait, err = s.pump(ctx, &p, ka) })
+		if !wait {
+			return err
+		}
+		s.setReadDeadline(l.conn, ka)
+		if err := w.wait(); err != nil {
+			if ka > 0 && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+				offstack.Run(func() { s.setUnhealthy(ka) })
+				continue
+			}
+			return err
+		}
+		p.readable = true
+	}
+}
+
+// pump delivers what was read, then reads what the connection has without
+// waiting for more: wait says the stream must wait for its socket, and
+// otherwise err says why the stream ended. It borrows the read buffer and
+// gives it back.
+func (s *Stream) pump(ctx context.Context, p *pumpState, ka time.Duration) (wait bool, err error) {
+	s.borrowBuf()
+	defer s.giveBackBuf()
+	for {
+		if p.n > 0 {
+			if done, err := s.deliver(s.buf[:p.n], p.chunked); done || err != nil {
+				return false, err
+			}
+			p.n = 0
+		}
+		var n int
+		switch {
+		case p.readable: // within the health deadline the wait armed
+			p.readable = false
+			n, err = p.conn.Read(s.buf)
+			p.buffered = p.tls
+		case p.buffered:
+			_ = p.conn.SetReadDeadline(aLongTimeAgo)
+			n, err = p.conn.Read(s.buf)
+			if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				p.buffered = false // nothing held: wait on the socket
+				return true, nil
+			}
+		default:
+			return true, nil
+		}
+		if n > 0 {
+			s.gotRead()
+			p.n = n
+		}
+		if err != nil {
+			switch {
+			case n > 0:
+				// Handle the data first; the error repeats on the next
+				// read, after a wait that returns at once.
+			case ka > 0 && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil:
+				s.setUnhealthy(ka)
+				return true, nil
+			case errors.Is(err, io.EOF):
+				return false, errStreamEnded
+			default:
+				return false, err
+			}
 		}
 	}
 }

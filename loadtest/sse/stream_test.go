@@ -353,3 +353,38 @@ func TestHealthyCheck(t *testing.T) {
 	assert.ErrorContains(t, err, "2 sse_health sample(s): [silent for 31s]")
 	assert.Error(t, check.Evaluate(step(&loadtest.KindResult{Kind: sse.KindMalformed, Outcomes: map[loadtest.Outcome]int64{loadtest.ProtocolError: 1}})))
 }
+
+// TestGroup_OpenFor: streams of one group opened for different sinks record
+// into their own sink only, the group counts them all, and a closed
+// stream leaves the group (Group.Close does not close it again).
+func TestGroup_OpenFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := &pipeTarget{serve: func(n int, _ string, c net.Conn) {
+			_, _ = io.WriteString(c, okHead)
+			for i := range n { // stream n gets n events
+				_, _ = fmt.Fprintf(c, "id: %d\ndata: {}\n\n", i+1)
+			}
+			hold(c)
+		}}
+		groupSink := &sink{}
+		g := newGroup(t, sse.Config{Dial: target.dial, Sink: groupSink})
+		a, b := &sink{}, &sink{}
+		sa := g.OpenFor(t.Context(), a)
+		synctest.Wait()
+		sb := g.OpenFor(t.Context(), b)
+		synctest.Wait()
+
+		stA := sa.Close()
+		assert.Equal(t, int64(1), stA.Events)
+		assert.Len(t, a.get(sse.KindFirstEvent), 1, "stream a records into a")
+		assert.Equal(t, []loadtest.Outcome{loadtest.OK}, a.outcomes(sse.KindStream))
+		assert.Empty(t, b.get(sse.KindStream), "b's stream is still open")
+
+		st := g.Close()
+		assert.Equal(t, int64(3), st.Events, "the group counts both streams' events")
+		assert.Equal(t, int64(2), sb.Stats().Events)
+		assert.Equal(t, []loadtest.Outcome{loadtest.OK}, b.outcomes(sse.KindStream), "Group.Close closed b")
+		assert.Len(t, a.get(sse.KindStream), 1, "a, closed before, was not closed again")
+		assert.Empty(t, groupSink.get(sse.KindConnect), "nothing went to the group's sink")
+	})
+}
