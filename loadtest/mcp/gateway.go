@@ -199,11 +199,11 @@ func (g *Gateway) Users() (*loadtest.Users, error) {
 
 // gatewayUser is one modeled user's state.
 type gatewayUser struct {
-	g         *Gateway
-	u         *loadtest.User
-	c         *Client
-	names     *toolLists
-	stream    *sse.Stream
+	g      *Gateway
+	u      *loadtest.User
+	c      *Client
+	names  *toolLists
+	stream *sse.Stream
 	// tools holds only the names of the user's tools, the one thing it
 	// uses, in a list shared by every user that listed the same tools: a
 	// full list of a hundred tools with their schemas is tens of KiB per

@@ -23,7 +23,7 @@ type Stream struct {
 	g      *Group
 	sink   loadtest.Sink // the stream's samples; nil records none
 	begin  beginner      // sink, when it can begin observations; else nil
-	req    []byte // request head up to the Last-Event-ID, without the final CRLF
+	req    []byte        // request head up to the Last-Event-ID, without the final CRLF
 	cancel context.CancelFunc
 	stop   func() bool
 	done   chan struct{}
