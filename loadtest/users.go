@@ -84,6 +84,10 @@ type User struct {
 	ctx context.Context
 	d   *users
 	wg  sync.WaitGroup
+	// timer is Sleep's, used by one sleeping goroutine at a time: the
+	// one that set sleeping.
+	timer    *time.Timer
+	sleeping atomic.Bool
 }
 
 // Context returns the user's context, done when the user must stop.
@@ -144,8 +148,22 @@ func (u *User) Sleep(d time.Duration) bool {
 		return u.ctx.Err() == nil
 	}
 	planned := time.Now().Add(d)
-	t := time.NewTimer(d)
-	defer t.Stop()
+	// One timer per user, reset for each sleep, so that a sleeping user's
+	// goroutine allocates nothing, which keeps its stack small (see
+	// gatewayUser.live in the mcp package); a second goroutine of the user
+	// (Go) sleeping at the same time gets a timer of its own.
+	var t *time.Timer
+	if u.sleeping.CompareAndSwap(false, true) {
+		defer u.sleeping.Store(false)
+		if u.timer == nil {
+			u.timer = time.NewTimer(d)
+		} else {
+			u.timer.Reset(d)
+		}
+		t = u.timer
+	} else {
+		t = time.NewTimer(d)
+	}
 	select {
 	case <-t.C:
 		if w := u.d.env.rec.window.Load(); w != nil {
@@ -153,6 +171,7 @@ func (u *User) Sleep(d time.Duration) bool {
 		}
 		return true
 	case <-u.ctx.Done():
+		t.Stop()
 		return false
 	}
 }

@@ -3,12 +3,10 @@ package httpc
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -90,59 +88,12 @@ func (d *Dialer) Dial(ctx context.Context, addr string, secure bool, serverName 
 	if err != nil || !secure {
 		return c, err
 	}
-	hc := &handshakeConn{Conn: c, aligned: true}
-	tc := tls.Client(hc, d.tlsConfig(serverName))
+	tc := tls.Client(c, d.tlsConfig(serverName))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
-	hc.aligned = false // before the connection is handed on: no other goroutine reads it yet
 	return tc, nil
-}
-
-// handshakeConn is the TCP connection under a TLS client. While aligned,
-// it returns the server's bytes a TLS record at a time: a record's 5-byte
-// header, then its body, never more. crypto/tls reads records into a
-// buffer kept for the connection's life, which it doubles whenever what
-// it holds plus the next record would not fit in half of it; a read that
-// returns the handshake's whole flight at once (a post-quantum key share
-// and a certificate chain, several KiB) grows it to twice that, where
-// aligned reads keep it at the largest record. On thousands of held
-// streams that is KiB per connection, for the price of a few more reads
-// in each handshake.
-type handshakeConn struct {
-	net.Conn
-	aligned bool
-	hdr     [5]byte
-	hdrN    int // header bytes read of the record being read
-	left    int // body bytes of the record still to read
-}
-
-func (c *handshakeConn) Read(p []byte) (int, error) {
-	if !c.aligned || len(p) == 0 {
-		return c.Conn.Read(p)
-	}
-	if c.left == 0 {
-		// The header, or what is left of it.
-		n, err := c.Conn.Read(p[:min(len(p), len(c.hdr)-c.hdrN)])
-		copy(c.hdr[c.hdrN:], p[:n])
-		if c.hdrN += n; c.hdrN == len(c.hdr) {
-			c.hdrN, c.left = 0, int(c.hdr[3])<<8|int(c.hdr[4])
-		}
-		return n, err
-	}
-	n, err := c.Conn.Read(p[:min(len(p), c.left)])
-	c.left -= n
-	return n, err
-}
-
-// SyscallConn returns the TCP connection's raw connection, so that a
-// reader can wait on the socket (see the sse package).
-func (c *handshakeConn) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := c.Conn.(syscall.Conn); ok {
-		return sc.SyscallConn()
-	}
-	return nil, errors.ErrUnsupported
 }
 
 // tlsConfig returns the configuration of a connection to serverName: TLS

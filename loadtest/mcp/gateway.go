@@ -204,6 +204,13 @@ type gatewayUser struct {
 	c      *Client
 	names  *toolLists
 	stream *sse.Stream
+	// The user's goroutine runs its acts on off (see live); these are
+	// their state between two acts.
+	off           offstack.Runner
+	bot           bool
+	gaps          *dist.BurstGaps
+	gap           time.Duration
+	nextReconnect time.Time
 	// tools holds only the names of the user's tools, the one thing it
 	// uses, in a list shared by every user that listed the same tools: a
 	// full list of a hundred tools with their schemas is tens of KiB per
@@ -273,24 +280,34 @@ func (gu *gatewayUser) connect() bool {
 	return r.Outcome == loadtest.OK
 }
 
-// live is the user's bursts of calls until it stops: a gap, then act.
+// live is the user's bursts of calls until it stops: a gap, then a step
+// (act, and the next gap) off the user's goroutine. The goroutine only
+// sleeps, and allocates nothing, so that it keeps its starting stack.
 func (gu *gatewayUser) live() {
 	g, u := gu.g, gu.u
-	bot := g.BotShare > 0 && u.Rand.Float64() < g.BotShare
-	gaps := g.Gaps.Gaps(u.Rand)
-	nextReconnect := g.reconnectAfter(u)
-	for {
-		var gap time.Duration
-		offstack.Run(func() {
-			gap = gaps.Next()
-			if bot {
-				gap = g.BotGap.Sample(u.Rand)
-			}
-		})
-		if !u.Sleep(gap) {
-			return
-		}
-		offstack.Run(func() { nextReconnect = gu.act(nextReconnect) })
+	gu.bot = g.BotShare > 0 && u.Rand.Float64() < g.BotShare
+	gu.gaps = g.Gaps.Gaps(u.Rand)
+	gu.nextReconnect = g.reconnectAfter(u)
+	gu.nextGap()
+	step := gu.step // made once
+	for u.Sleep(gu.gap) {
+		gu.off.Run(step)
+	}
+}
+
+// step is what the user does after a gap, off its goroutine: act, then
+// draw the next gap.
+func (gu *gatewayUser) step() {
+	gu.nextReconnect = gu.act(gu.nextReconnect)
+	gu.nextGap()
+}
+
+// nextGap draws the gap before the user's next act.
+func (gu *gatewayUser) nextGap() {
+	if gu.bot {
+		gu.gap = gu.g.BotGap.Sample(gu.u.Rand)
+	} else {
+		gu.gap = gu.gaps.Next()
 	}
 }
 

@@ -19,6 +19,10 @@ type Group struct {
 	tgt   target
 	c     counters
 	epoch time.Time // cfg.Now at NewGroup: the origin of the group's clock
+	// ownDial says Config.Dial was given (a test's net.Pipe, maybe inside
+	// a synctest bubble): the streams' deep steps do not use the shared
+	// worker pool then.
+	ownDial bool
 
 	mu      sync.Mutex
 	streams map[*Stream]struct{} // open: a closed stream leaves the group
@@ -31,7 +35,7 @@ func NewGroup(cfg Config) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Group{cfg: c, tgt: t, epoch: c.Now()}, nil
+	return &Group{cfg: c, tgt: t, epoch: c.Now(), ownDial: cfg.Dial != nil}, nil
 }
 
 // now returns Config.Now on the group's clock: the time since its epoch.

@@ -32,6 +32,21 @@ type Stream struct {
 	connMu sync.Mutex
 	conn   net.Conn
 
+	// The stream's goroutine runs its deep steps on s.off (see session);
+	// their inputs and results are these fields, owned by whichever of
+	// the two runs.
+	ctx        context.Context
+	off        offstack.Runner
+	stepFn     func()
+	op         int
+	l          live
+	w          *waiter
+	ps         pumpState
+	end, ok    bool
+	progressed bool
+	wait       bool
+	err        error
+
 	parser    Parser
 	buf       []byte  // read buffer, borrowed from readBufs while in use
 	bufp      *[]byte // what buf was borrowed as
@@ -81,6 +96,7 @@ func newStream(g *Group, header []httpc.Header) *Stream {
 		}
 	}
 	s := &Stream{g: g, req: b, done: make(chan struct{})}
+	s.off.Unpooled = g.ownDial
 	s.parser.Handler = (*handler)(s)
 	s.parser.MaxEventSize = g.cfg.MaxEventSize
 	return s
@@ -88,6 +104,7 @@ func newStream(g *Group, header []httpc.Header) *Stream {
 
 func (s *Stream) start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
+	s.ctx = ctx
 	s.stop = context.AfterFunc(ctx, s.closeConn)
 	go s.run(ctx)
 }
@@ -206,24 +223,62 @@ func (s *Stream) run(ctx context.Context) {
 // Where the stream can wait on its socket without reading (see
 // newWaiter), everything but the waiting — the dial and handshake, each
 // read and what it delivers, the end — runs off the stream's goroutine
-// (offstack.Run), so that the goroutine a held stream parks keeps its
-// starting stack: most of what an idle stream costs.
+// (s.off), so that the goroutine a held stream parks keeps its starting
+// stack: most of what an idle stream costs. The goroutine itself
+// allocates nothing while it holds the connection (see offstack).
 func (s *Stream) session(ctx context.Context) (end, progressed bool) {
-	var l live
-	var ok bool
-	offstack.Run(func() { l, end, ok = s.connect(ctx) })
-	if !ok {
+	s.runStep(stepConnect)
+	if !s.ok {
 		s.giveBackBuf() // not held through the backoff
-		return end, false
+		return s.end, false
 	}
-	var err error
-	if w := newWaiter(l.conn); w != nil {
-		err = s.hold(ctx, w, l)
+	if s.w != nil {
+		s.err = s.hold(ctx)
 	} else {
-		err = s.readBody(ctx, l.conn, l.pending, l.chunked)
+		s.err = s.readBody(ctx, s.l.conn, s.l.pending, s.l.chunked)
 	}
-	offstack.Run(func() { end, progressed = s.finish(ctx, l, err) })
-	return end, progressed
+	s.runStep(stepFinish)
+	return s.end, s.progressed
+}
+
+// The steps a stream runs off its goroutine (Stream.step).
+const (
+	stepConnect   = iota // s.l, s.end, s.ok = s.connect; s.w its waiter
+	stepPump             // s.wait, s.err = s.pump
+	stepUnhealthy        // the stream was silent for twice the keepalive interval
+	stepFinish           // s.end, s.progressed = s.finish(s.err)
+)
+
+// runStep runs step op off the stream's goroutine.
+func (s *Stream) runStep(op int) {
+	s.op = op
+	if s.stepFn == nil {
+		s.stepFn = s.step // made once: the goroutine allocates nothing after
+	}
+	s.off.Run(s.stepFn)
+}
+
+// step runs the step s.op, its inputs and results in the stream's fields.
+func (s *Stream) step() {
+	ctx := s.ctx
+	switch s.op {
+	case stepConnect:
+		s.l, s.end, s.ok = s.connect(ctx)
+		s.w = nil
+		if s.ok {
+			s.w = newWaiter(s.l.conn)
+			if s.w != nil {
+				s.ps = pumpState{conn: s.l.conn, chunked: s.l.chunked, tls: s.w.tls, n: s.l.pending, buffered: s.w.tls}
+			}
+		}
+	case stepPump:
+		s.wait, s.err = s.pump(ctx, &s.ps, 2*s.g.cfg.KeepaliveInterval)
+	case stepUnhealthy:
+		s.setUnhealthy(2 * s.g.cfg.KeepaliveInterval)
+	case stepFinish:
+		s.end, s.progressed = s.finish(ctx, s.l, s.err)
+		s.l, s.ps, s.w, s.err = live{}, pumpState{}, nil, nil
+	}
 }
 
 // live is a connected stream, between connect and finish.
@@ -426,29 +481,27 @@ type pumpState struct {
 	buffered bool
 }
 
-// hold reads the stream until it ends and returns why; l.pending body
-// bytes are at the start of s.buf. The stream's goroutine only waits for
-// the socket to be readable, its read buffer given back meanwhile; each
-// pump — the reads of what arrived and its delivery — runs off its stack.
-func (s *Stream) hold(ctx context.Context, w *waiter, l live) error {
+// hold reads the stream until it ends and returns why; s.ps holds the
+// connection and the body bytes read with the head. The stream's
+// goroutine only waits for the socket to be readable, its read buffer
+// given back meanwhile; each pump — the reads of what arrived and its
+// delivery — runs off its stack.
+func (s *Stream) hold(ctx context.Context) error {
 	ka := 2 * s.g.cfg.KeepaliveInterval
-	p := pumpState{conn: l.conn, chunked: l.chunked, tls: w.tls, n: l.pending, buffered: w.tls}
 	for {
-		var wait bool
-		var err error
-		offstack.Run(func() { wait, err = s.pump(ctx, &p, ka) })
-		if !wait {
-			return err
+		s.runStep(stepPump)
+		if !s.wait {
+			return s.err
 		}
-		s.setReadDeadline(l.conn, ka)
-		if err := w.wait(); err != nil {
+		s.setReadDeadline(s.l.conn, ka)
+		if err := s.w.wait(); err != nil {
 			if ka > 0 && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
-				offstack.Run(func() { s.setUnhealthy(ka) })
+				s.runStep(stepUnhealthy)
 				continue
 			}
 			return err
 		}
-		p.readable = true
+		s.ps.readable = true
 	}
 }
 
