@@ -13,7 +13,12 @@
 //   - TestLoad_GatewayKnee, TestLoad_RateCeiling, TestLoad_IdleStreams: the
 //     three tables of the published gateway report (seed 000) — users per
 //     pod by knee search, request-rate ceilings per request type and
-//     database, and the cost of an idle held stream.
+//     database, and the cost of an idle held stream;
+//   - TestLoad_Forward, TestLoad_FeatureTax, TestLoad_Drain: the runtime
+//     studies of seed 003 — the forward path under a blocking vs a
+//     multiplexing upstream runtime, the tax of metrics and trace
+//     postures (interleaved A/B), and the drain policies at SIGTERM —
+//     each written as a study page (`headroom render -studies`).
 //
 // Each scenario starts the stack with package fixtures, seeds it with
 // package seed, drives a plan with package loadtest, fails on an SLO
