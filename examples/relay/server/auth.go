@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/headroom-dev/headroom/examples/relay/schema"
@@ -15,51 +14,10 @@ const authCacheMax = 100_000
 
 // authCache remembers validated tokens for a short time, keyed by their
 // hash. Failed lookups are not remembered.
-type authCache struct {
-	ttl time.Duration
-	mu  sync.RWMutex
-	m   map[string]authEntry
-}
-
-type authEntry struct {
-	p       principal
-	expires time.Time
-}
+type authCache = ttlCache[string, principal]
 
 func newAuthCache(ttl time.Duration) *authCache {
-	return &authCache{ttl: ttl, m: map[string]authEntry{}}
-}
-
-func (c *authCache) get(hash string, now time.Time) (principal, bool) {
-	if c.ttl <= 0 {
-		return principal{}, false
-	}
-	c.mu.RLock()
-	e, ok := c.m[hash]
-	c.mu.RUnlock()
-	if !ok || now.After(e.expires) {
-		return principal{}, false
-	}
-	return e.p, true
-}
-
-func (c *authCache) put(hash string, p principal, now time.Time) {
-	if c.ttl <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= authCacheMax {
-		for k, e := range c.m {
-			if now.After(e.expires) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= authCacheMax {
-			clear(c.m)
-		}
-	}
-	c.m[hash] = authEntry{p: p, expires: now.Add(c.ttl)}
+	return newTTLCache[string, principal](ttl, authCacheMax)
 }
 
 // bearerToken returns the token of an "Authorization: Bearer <token>"
