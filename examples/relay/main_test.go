@@ -222,21 +222,7 @@ func testDrain(t *testing.T, fault string) {
 // and the process still exits 0.
 func TestDrainTimeout(t *testing.T) {
 	up := relaytest.Upstream(t, relaytest.Hanging())
-	db := filepath.Join(t.TempDir(), "relay.db")
-	p := startProc(t, "RELAY_SQLITE_PATH="+db, "RELAY_DRAIN_TIMEOUT=200ms")
-	alice := relaytest.User{ID: 1, WorkspaceID: 1, Token: "alice", Connectors: []relaytest.Connector{{ID: 1, Name: "gh", URL: relaytest.MCPURL(up)}}}
-	relaytest.DB(t, db).Insert(t, alice)
-	client := &http.Client{Transport: &http.Transport{}}
-	reply := make(chan relaytest.Reply, 1)
-	go func() {
-		// RPC fails the test and ends this goroutine when the call gets no
-		// answer: the closed channel then gives a zero Reply, not a hang.
-		defer close(reply)
-		reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"})
-	}()
-	relaytest.Eventually(t, "call at the upstream", func() bool { return up.Server.Stats().InFlight == 1 })
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	rep := <-reply
+	p, rep := termDuringCall(t, up, "RELAY_DRAIN_TIMEOUT=200ms")
 	require.Equal(t, http.StatusOK, rep.Status, "%s", rep.Body)
 	text, isErr := rep.ToolResult(t)
 	assert.True(t, isErr)
@@ -405,19 +391,7 @@ func TestDrainPolicies(t *testing.T) {
 			b := relaytest.Quick()
 			b.Call = mockupstream.Latency{Median: mockupstream.Duration(1500 * time.Millisecond)}
 			up := relaytest.Upstream(t, b)
-			db := filepath.Join(t.TempDir(), "relay.db")
-			p := startProc(t, "RELAY_SQLITE_PATH="+db, "RELAY_DRAIN_TIMEOUT=300ms", "RELAY_DRAIN_POLICY="+tc.policy)
-			alice := relaytest.User{ID: 1, WorkspaceID: 1, Token: "alice", Connectors: []relaytest.Connector{{ID: 1, Name: "gh", URL: relaytest.MCPURL(up)}}}
-			relaytest.DB(t, db).Insert(t, alice)
-			client := &http.Client{Transport: &http.Transport{}}
-			reply := make(chan relaytest.Reply, 1)
-			go func() {
-				defer close(reply)
-				reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"})
-			}()
-			relaytest.Eventually(t, "call at the upstream", func() bool { return up.Server.Stats().InFlight == 1 })
-			require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-			rep := <-reply
+			p, rep := termDuringCall(t, up, "RELAY_DRAIN_TIMEOUT=300ms", "RELAY_DRAIN_POLICY="+tc.policy)
 			require.Equal(t, http.StatusOK, rep.Status, "%s", rep.Body)
 			text, isErr := rep.ToolResult(t)
 			assert.Equal(t, tc.cancelled, isErr, "%s", text)
@@ -440,4 +414,26 @@ func TestDrainPolicies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// termDuringCall starts the relay with env, has alice call a tool on up
+// and, once the call is at the upstream, sends the relay SIGTERM; it
+// returns the relay and the call's reply.
+func termDuringCall(t *testing.T, up *mockupstream.Local, env ...string) (*proc, relaytest.Reply) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "relay.db")
+	p := startProc(t, append([]string{"RELAY_SQLITE_PATH=" + db}, env...)...)
+	alice := relaytest.User{ID: 1, WorkspaceID: 1, Token: "alice", Connectors: []relaytest.Connector{{ID: 1, Name: "gh", URL: relaytest.MCPURL(up)}}}
+	relaytest.DB(t, db).Insert(t, alice)
+	client := &http.Client{Transport: &http.Transport{}}
+	reply := make(chan relaytest.Reply, 1)
+	go func() {
+		// RPC fails the test and ends this goroutine when the call gets no
+		// answer: the closed channel then gives a zero Reply, not a hang.
+		defer close(reply)
+		reply <- relaytest.RPC(t, client, p.URL+"/mcp", alice.Token, "tools/call", map[string]any{"name": "gh__tool_01"})
+	}()
+	relaytest.Eventually(t, "call at the upstream", func() bool { return up.Server.Stats().InFlight == 1 })
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	return p, <-reply
 }

@@ -97,6 +97,7 @@ func newStream(g *Group, header []httpc.Header) *Stream {
 	}
 	s := &Stream{g: g, req: b, done: make(chan struct{})}
 	s.off.Unpooled = g.ownDial
+	s.stepFn = s.step // made once: the stream's goroutine allocates nothing for its steps
 	s.parser.Handler = (*handler)(s)
 	s.parser.MaxEventSize = g.cfg.MaxEventSize
 	return s
@@ -252,9 +253,6 @@ const (
 // runStep runs step op off the stream's goroutine.
 func (s *Stream) runStep(op int) {
 	s.op = op
-	if s.stepFn == nil {
-		s.stepFn = s.step // made once: the goroutine allocates nothing after
-	}
 	s.off.Run(s.stepFn)
 }
 
