@@ -261,10 +261,7 @@ func (d *arrivals) dispatch(at time.Time) {
 	mix := d.choice.Pick(d.rng)
 	s := d.rec.begin(d.kinds[mix], at)
 	d.inflight.Add(1)
-	if s.w != nil {
-		s.w.scheduled.Add(1)
-		s.w.recordLag(time.Since(at))
-	}
+	d.rec.offer(s, true)
 	j := job{mix: mix, span: s}
 	if d.idle.Load() == 0 {
 		if d.workers.Load() < int64(d.cfg.MaxInFlight) {

@@ -100,7 +100,7 @@ func (r *Recorder) Kinds() []string {
 // fan-out delays.
 func (r *Recorder) Record(kind string, latency time.Duration, resp Response) {
 	k := r.kind(kind)
-	r.recordLive(k, latency, resp)
+	r.recordLive(k, latency, resp, false)
 	if w := r.window.Load(); w != nil {
 		w.stats(k).record(latency, resp, false)
 	}
@@ -112,6 +112,18 @@ type span struct {
 	w        *window
 	kind     int
 	intended time.Time
+}
+
+// offer counts the request s as load offered: live, and in its window with
+// how late it started (lag) when the generator scheduled it ahead.
+func (r *Recorder) offer(s span, lag bool) {
+	(*r.live.Load())[s.kind].begun.Add(1)
+	if s.w != nil {
+		s.w.scheduled.Add(1)
+		if lag {
+			s.w.recordLag(time.Since(s.intended))
+		}
+	}
 }
 
 // begin starts a request of kind k intended to be sent at intended.
@@ -131,7 +143,7 @@ func (r *Recorder) end(s span, resp Response, now time.Time) { r.finish(s, resp,
 // observation.
 func (r *Recorder) finish(s span, resp Response, now time.Time, request bool) {
 	lat := now.Sub(s.intended)
-	r.recordLive(s.kind, lat, resp)
+	r.recordLive(s.kind, lat, resp, request)
 	if s.w != nil {
 		ks := s.w.stats(s.kind)
 		ks.record(lat, resp, request)
@@ -164,10 +176,7 @@ func (r *Recorder) Begin(kind string) *Pending {
 // omission). Pass time.Now() for a request not scheduled ahead.
 func (r *Recorder) Request(kind string, intended time.Time) *Pending {
 	s := r.begin(r.kind(kind), intended)
-	if s.w != nil {
-		s.w.scheduled.Add(1)
-		s.w.recordLag(time.Since(intended))
-	}
+	r.offer(s, true)
 	return &Pending{r: r, s: s, request: true}
 }
 
@@ -207,9 +216,10 @@ func (r *Recorder) abandon(s span) {
 	}
 }
 
-func (r *Recorder) recordLive(k int, lat time.Duration, resp Response) {
+func (r *Recorder) recordLive(k int, lat time.Duration, resp Response, request bool) {
 	l := (*r.live.Load())[k]
 	l.mu.Lock()
+	l.requests = l.requests || request
 	if resp.Outcome != Dropped {
 		recordHist(l.h, lat)
 	}
@@ -230,29 +240,35 @@ func (r *Recorder) open() *window {
 func (r *Recorder) close(w *window) { r.window.CompareAndSwap(w, nil) }
 
 // liveSnapshot returns and resets the live window: per kind, the latency
-// histogram and outcome counts since the previous call.
-func (r *Recorder) liveSnapshot() (names []string, hists []*hdrhistogram.Histogram, counts [][NumOutcomes]int64) {
+// histogram, outcome counts and requests begun since the previous call.
+func (r *Recorder) liveSnapshot() liveWindow {
+	var w liveWindow
 	r.mu.Lock()
-	names = append(names, r.list...)
+	w.names = append(w.names, r.list...)
 	r.mu.Unlock()
 	live := *r.live.Load()
-	for i := range names {
+	for i := range w.names {
 		l := live[i]
 		fresh := newHist()
 		l.mu.Lock()
-		h, c := l.h, l.counts
+		h, c, req := l.h, l.counts, l.requests
 		l.h, l.counts = fresh, [NumOutcomes]int64{}
 		l.mu.Unlock()
-		hists = append(hists, h)
-		counts = append(counts, c)
+		w.hists = append(w.hists, h)
+		w.counts = append(w.counts, c)
+		w.begun = append(w.begun, l.begun.Swap(0))
+		w.requests = append(w.requests, req)
 	}
-	return names, hists, counts
+	return w
 }
 
 type liveStats struct {
-	mu     sync.Mutex
-	h      *hdrhistogram.Histogram
-	counts [NumOutcomes]int64
+	begun atomic.Int64 // requests begun since the last snapshot
+
+	mu       sync.Mutex
+	h        *hdrhistogram.Histogram
+	counts   [NumOutcomes]int64
+	requests bool // some sample was a request, not an observation
 }
 
 // window accumulates the samples of one step's hold.

@@ -66,6 +66,8 @@ type Result struct {
 	Conclusion string `json:"conclusion,omitempty"`
 	// Findings are what Scenario.Analyze derived from the steps.
 	Findings []Finding `json:"findings,omitempty"`
+	// Timeline is the run window by window, when kept (Scenario.SeriesEvery).
+	Timeline *Timeline `json:"timeline,omitempty"`
 	// Baseline is the comparison with the committed baseline, when made.
 	Baseline *Comparison `json:"baseline,omitempty"`
 }

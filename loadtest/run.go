@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Scenario is one load test: a workload driven through a plan, with the
@@ -34,6 +36,10 @@ type Scenario struct {
 	Samplers []Sampler
 	// SampleEvery is the sampling interval; default 5 s.
 	SampleEvery time.Duration
+	// SeriesEvery is the window of the run's Timeline (per-window rates,
+	// latency percentiles and errors, kept in the result); default 1 s,
+	// negative keeps no timeline.
+	SeriesEvery time.Duration
 	// ProgressEvery is the interval of the one-line progress report to
 	// Logf; default 5 s.
 	ProgressEvery time.Duration
@@ -193,6 +199,9 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 	if s.ProgressEvery == 0 {
 		s.ProgressEvery = 5 * time.Second
 	}
+	if s.SeriesEvery == 0 {
+		s.SeriesEvery = time.Second
+	}
 	if s.Drain == 0 {
 		s.Drain = 30 * time.Second
 	}
@@ -221,11 +230,13 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
 		Environment: s.System.fingerprint(), Provenance: provenance(),
 	}
+	r.timeline = newTimelineLog(r.res.Start, s.SeriesEvery)
 	for _, c := range s.Checks {
 		r.res.Checks = append(r.res.Checks, c.String())
 	}
 	err := r.run(ctx)
 	r.res.End = time.Now()
+	r.res.Timeline = r.timelineNow()
 	r.res.summarise()
 	if c, ok := s.Plan.(interface{ Conclude([]*StepResult) string }); ok {
 		r.res.Conclusion = c.Conclude(r.res.Steps)
@@ -250,8 +261,8 @@ type runner struct {
 
 	samples *sampleLog
 
-	mu    sync.Mutex // guards phase
-	phase string     // for progress lines
+	mu       sync.Mutex // guards timeline
+	timeline *timelineLog
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -261,7 +272,7 @@ func (r *runner) run(ctx context.Context) error {
 	r.samples = newSampleLog(append([]Sampler{newProcessSampler()}, r.s.Samplers...), r.s.Logf)
 	bgWG.Add(2)
 	go func() { defer bgWG.Done(); r.samples.loop(bg, r.s.SampleEvery) }()
-	go func() { defer bgWG.Done(); r.progress(bg, drv) }()
+	go func() { defer bgWG.Done(); r.watch(bg, drv) }()
 	defer func() {
 		drv.Stop()
 		stopBG()
@@ -275,12 +286,12 @@ func (r *runner) run(ctx context.Context) error {
 			return nil
 		}
 		if step.FromZero && level > 0 {
-			r.setPhase(fmt.Sprintf("step %d: back to zero", i+1))
+			r.setPhase(i, "zero", 0)
 			drv.Ramp(0, 0)
 			r.quiesce(ctx, drv)
 			level = 0
 		}
-		r.setPhase(fmt.Sprintf("step %d ramp to %g", i+1, step.Level))
+		r.setPhase(i, "ramp", step.Level)
 		drv.Ramp(step.Level, step.Ramp)
 		level = step.Level
 		if !sleep(ctx, step.Ramp) {
@@ -288,7 +299,6 @@ func (r *runner) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 
-		r.setPhase(fmt.Sprintf("step %d hold at %g", i+1, step.Level))
 		// A sample just before the hold closes the ramp's interval, so that
 		// rates sampled within [start, end] cover the hold only; it is
 		// stamped before the hold and taken in the background, as samplers
@@ -296,13 +306,14 @@ func (r *runner) run(ctx context.Context) error {
 		pre := time.Now()
 		go r.samples.sampleAt(bg, pre)
 		w := r.rec.open()
+		r.setPhase(i, "hold", step.Level)
 		start, cpu0 := time.Now(), processCPU()
 		completed := sleep(ctx, step.Hold)
 		end, cpu1 := time.Now(), processCPU()
 		r.rec.close(w)
 		r.samples.sampleAt(bg, end)
 
-		r.setPhase(fmt.Sprintf("step %d drain", i+1))
+		r.setPhase(i, "drain", step.Level)
 		sr := r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)
 		if !completed {
 			sr.Verdict = Incomplete
@@ -416,6 +427,7 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 func (r *runner) snapshot() *Result {
 	c := *r.res
 	c.Steps = slices.Clone(r.res.Steps)
+	c.Timeline = r.timelineNow()
 	c.End = time.Now()
 	c.summarise()
 	c.Partial, c.Verdict = true, Incomplete
@@ -423,59 +435,124 @@ func (r *runner) snapshot() *Result {
 	return &c
 }
 
-func (r *runner) setPhase(p string) {
+// setPhase ends the current phase of the timeline and begins the next.
+func (r *runner) setPhase(step int, name string, level float64) {
 	r.mu.Lock()
-	r.phase = p
+	r.timeline.phase(time.Now(), step, name, level)
 	r.mu.Unlock()
 }
 
-// progress logs one line every ProgressEvery: phase, offered and achieved
-// rates, latency percentiles of the busiest kind, errors and in flight.
-func (r *runner) progress(ctx context.Context, drv Driver) {
-	t := time.NewTicker(r.s.ProgressEvery)
+// timelineNow returns the timeline so far, nil when none is kept.
+func (r *runner) timelineNow() *Timeline {
+	if r.s.SeriesEvery <= 0 {
+		return nil
+	}
+	points := r.samples.all()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.timeline.snapshot(time.Now(), points)
+}
+
+// watch closes a timeline window every SeriesEvery and logs one progress
+// line every ProgressEvery: the phases it covered, offered and answered
+// request rates, latency percentiles of the busiest request kind, errors
+// and in flight, and the observed kinds (fan-out delays) apart.
+func (r *runner) watch(ctx context.Context, drv Driver) {
+	tick := r.s.SeriesEvery
+	if tick <= 0 || tick > r.s.ProgressEvery {
+		tick = r.s.ProgressEvery
+	}
+	t := time.NewTicker(tick)
 	defer t.Stop()
-	start, last := time.Now(), time.Now()
+	start := r.timeline.tl.Start
+	last, lastLine := start, start
+	var acc liveWindow
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			names, hists, counts := r.rec.liveSnapshot()
-			secs := now.Sub(last).Seconds()
-			last = now
-			var total, dropped, errs int64
-			busiest := -1
-			for i, c := range counts {
-				for o, n := range c {
-					total += n
-					switch Outcome(o) {
-					case OK:
-					case Dropped:
-						dropped += n
-					default:
-						errs += n
-					}
-				}
-				if busiest < 0 || hists[i].TotalCount() > hists[busiest].TotalCount() {
-					busiest = i
-				}
-			}
+			w := r.rec.liveSnapshot()
+			inFlight := drv.InFlight()
 			r.mu.Lock()
-			phase := r.phase
-			r.mu.Unlock()
-			var lat strings.Builder
-			if busiest >= 0 && hists[busiest].TotalCount() > 0 {
-				h := hists[busiest]
-				us := func(p float64) time.Duration {
-					return (time.Duration(h.ValueAtPercentile(p)) * time.Microsecond).Round(time.Microsecond)
-				}
-				fmt.Fprintf(&lat, " | %s p50 %v p95 %v p99 %v", names[busiest], us(50), us(95), us(99))
+			if r.s.SeriesEvery > 0 {
+				r.timeline.add(now, now.Sub(last).Seconds(), w, inFlight)
 			}
-			r.s.Logf("%s [%v]: %.1f/s offered, %.1f/s answered%s | errors %d, dropped %d, in flight %d",
-				phase, now.Sub(start).Round(time.Second), float64(total)/secs, float64(total-dropped)/secs,
-				lat.String(), errs, dropped, drv.InFlight())
+			last = now
+			acc.merge(w)
+			if now.Sub(lastLine) < r.s.ProgressEvery-tick/2 {
+				r.mu.Unlock()
+				continue
+			}
+			phase := r.timeline.covering(lastLine, now)
+			r.mu.Unlock()
+			r.s.Logf("%s", progressLine(phase, now.Sub(start), now.Sub(lastLine).Seconds(), acc, inFlight))
+			lastLine, acc = now, liveWindow{}
 		}
 	}
+}
+
+// merge adds the window o to w.
+func (w *liveWindow) merge(o liveWindow) {
+	for i, name := range o.names {
+		if i == len(w.names) {
+			w.names = append(w.names, name)
+			w.hists = append(w.hists, newHist())
+			w.counts = append(w.counts, [NumOutcomes]int64{})
+			w.begun = append(w.begun, 0)
+			w.requests = append(w.requests, false)
+		}
+		w.hists[i].Merge(o.hists[i])
+		for k, n := range o.counts[i] {
+			w.counts[i][k] += n
+		}
+		w.begun[i] += o.begun[i]
+		w.requests[i] = w.requests[i] || o.requests[i]
+	}
+}
+
+// progressLine is one progress report over secs seconds: requests only in
+// the rates, observed kinds (fan-out delays) reported apart.
+func progressLine(phase string, elapsed time.Duration, secs float64, w liveWindow, inFlight int64) string {
+	var begun, answered, dropped, errs int64
+	busiest := -1
+	var observed strings.Builder
+	pct := func(h *hdrhistogram.Histogram, p float64) time.Duration {
+		return (time.Duration(h.ValueAtPercentile(p)) * time.Microsecond).Round(time.Microsecond)
+	}
+	for i, c := range w.counts {
+		var total int64
+		for _, n := range c {
+			total += n
+		}
+		if !w.requests[i] && w.begun[i] == 0 {
+			if total > 0 {
+				fmt.Fprintf(&observed, " | observed %s: %d", w.names[i], total)
+				if h := w.hists[i]; h.TotalCount() > 0 {
+					fmt.Fprintf(&observed, ", p50 %v p95 %v", pct(h, 50), pct(h, 95))
+				}
+			}
+			continue
+		}
+		begun += w.begun[i]
+		answered += total - c[Dropped]
+		dropped += c[Dropped]
+		errs += total - c[OK] - c[Dropped]
+		if busiest < 0 || w.hists[i].TotalCount() > w.hists[busiest].TotalCount() {
+			busiest = i
+		}
+	}
+	var lat string
+	if busiest >= 0 && w.hists[busiest].TotalCount() > 0 {
+		h := w.hists[busiest]
+		lat = fmt.Sprintf(" | %s p50 %v p95 %v p99 %v", w.names[busiest], pct(h, 50), pct(h, 95), pct(h, 99))
+	}
+	if secs <= 0 {
+		secs = 1
+	}
+	return fmt.Sprintf("%s [%v]: %.1f/s offered, %.1f/s answered%s | errors %d, dropped %d, in flight %d%s",
+		phase, elapsed.Round(time.Second), float64(begun)/secs, float64(answered)/secs,
+		lat, errs, dropped, inFlight, observed.String())
 }
 
 // sleep waits d or until ctx is done, and reports whether d elapsed.

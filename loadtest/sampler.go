@@ -146,6 +146,13 @@ func (l *sampleLog) sampleAt(ctx context.Context, at time.Time) {
 	}
 }
 
+// all returns every measurement so far.
+func (l *sampleLog) all() []timedMeasurement {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.points)
+}
+
 // faultsIn returns the distinct harness faults reported within [from, to].
 func (l *sampleLog) faultsIn(from, to time.Time) []string {
 	l.mu.Lock()

@@ -53,6 +53,13 @@ func Test(t testing.TB, s Scenario) *Result {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	if s.SeriesEvery == 0 {
+		every, err := seriesEvery()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SeriesEvery = every
+	}
 	resultPath, goldenPath, err := Paths(t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +197,23 @@ func baselineRuns() (int, error) {
 		return 0, fmt.Errorf("LOADTEST_BASELINE_RUNS=%q: give the number of runs a baseline is measured from, 1 to 50", v)
 	}
 	return n, nil
+}
+
+// seriesEvery reads LOADTEST_SERIES_EVERY: the window of the result's
+// timeline, or "off".
+func seriesEvery() (time.Duration, error) {
+	v := strings.TrimSpace(os.Getenv("LOADTEST_SERIES_EVERY"))
+	switch v {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 100*time.Millisecond {
+		return 0, fmt.Errorf("LOADTEST_SERIES_EVERY=%q: give the window of the result's timeline, 100ms or more (default 1s), or off", v)
+	}
+	return d, nil
 }
 
 // relToModule returns path relative to the module root when it is inside.

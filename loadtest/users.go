@@ -99,9 +99,7 @@ func (u *User) Context() context.Context { return u.ctx }
 func (u *User) Do(kind string, fn func(ctx context.Context) Response) Response {
 	rec := u.d.env.rec
 	s := rec.begin(rec.kind(kind), time.Now())
-	if s.w != nil {
-		s.w.scheduled.Add(1)
-	}
+	rec.offer(s, false)
 	u.d.inflight.Add(1)
 	defer u.d.inflight.Add(-1)
 	ctx := u.ctx
