@@ -61,6 +61,21 @@ type StepResult struct {
 	// limit during the hold, such as "relay memory: max 8.0 MiB of 8.0 MiB
 	// (100%)": where a failing step's ceiling likely was.
 	Saturated []string `json:"saturated,omitempty"`
+	// Profiles lists the profiles taken from the target's components
+	// during the hold (LOAD_PROFILE, or automatically for the first step
+	// that failed).
+	Profiles []Profile `json:"profiles,omitempty"`
+}
+
+// Profile is one profile file taken from a component during a step's hold.
+type Profile struct {
+	// Component is the component profiled: "relay".
+	Component string `json:"component"`
+	// Kind is the profile's kind: "cpu", "heap", "goroutine".
+	Kind string `json:"kind"`
+	// Path is the file, relative to the result's JSON file's directory
+	// when it lies below it.
+	Path string `json:"path"`
 }
 
 // Kind returns the result of the named kind, or nil.

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -97,6 +99,11 @@ func Test(t testing.TB, s Scenario) *Result {
 		if err := writeAtomic(strings.TrimSuffix(resultPath, ".json")+".md", []byte(res.Markdown())); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
+		for _, w := range registeredWriters() {
+			if err := w.fn(res, resultPath); err != nil {
+				return fmt.Errorf("write %s: %w", w.name, err)
+			}
+		}
 		return nil
 	}
 	if err := write(stub(s)); err != nil {
@@ -152,6 +159,46 @@ func Test(t testing.TB, s Scenario) *Result {
 	}
 	t.Logf("%s: capacity %g, %s; result in %s", res.Scenario, res.Capacity, res.Verdict, relToModule(resultPath))
 	return res
+}
+
+// A ResultWriter writes a form of a result beside its JSON file at
+// jsonPath, such as an HTML report with plots.
+type ResultWriter func(res *Result, jsonPath string) error
+
+type namedWriter struct {
+	name string
+	fn   ResultWriter
+}
+
+var writers struct {
+	sync.Mutex
+	list []namedWriter
+}
+
+// RegisterWriter adds a writer that [Test] calls each time it writes a
+// result: before the run, after every step and at the end. A package that
+// renders results registers itself when imported, so that
+//
+//	import _ "github.com/headroom-dev/headroom/loadtest/report"
+//
+// makes every TestLoad_* of the test binary leave an HTML report beside
+// its JSON. Registering a name again replaces the writer.
+func RegisterWriter(name string, w ResultWriter) {
+	writers.Lock()
+	defer writers.Unlock()
+	for i := range writers.list {
+		if writers.list[i].name == name {
+			writers.list[i].fn = w
+			return
+		}
+	}
+	writers.list = append(writers.list, namedWriter{name, w})
+}
+
+func registeredWriters() []namedWriter {
+	writers.Lock()
+	defer writers.Unlock()
+	return slices.Clone(writers.list)
 }
 
 // stub is the result written before a run starts: incomplete, so that a
