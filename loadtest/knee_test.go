@@ -2,6 +2,7 @@ package loadtest_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -186,6 +187,36 @@ func TestTestWritesResultAndReport(t *testing.T) {
 	assert.NotEmpty(t, got.Environment.Class)
 	assert.Equal(t, loadtest.Pass, got.Verdict)
 	assert.FileExists(t, strings.TrimSuffix(resPath, ".json")+".md")
+}
+
+// TestTestAppendsStepSummary appends each scenario's Markdown verdict to
+// GITHUB_STEP_SUMMARY, after what the job wrote there before, and leaves
+// no summary where the variable is unset.
+func TestTestAppendsStepSummary(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("LOADTEST_RESULTS_DIR", filepath.Join(dir, "results"))
+	t.Setenv("LOADTEST_GOLDEN_DIR", filepath.Join(dir, "golden"))
+	summary := filepath.Join(dir, "summary.md")
+	require.NoError(t, os.WriteFile(summary, []byte("A/B base: abc\n"), 0o644))
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
+	s := loadtest.Scenario{
+		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: sleeper(time.Millisecond)}}},
+		Plan:     loadtest.Levels(0, 500*time.Millisecond, 20),
+	}
+	loadtest.Test(t, s)
+	loadtest.Test(t, s)
+	b, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	got := string(b)
+	assert.True(t, strings.HasPrefix(got, "A/B base: abc\n"), got)
+	assert.Equal(t, 2, strings.Count(got, "# TestTestAppendsStepSummary\n"), got)
+	assert.Contains(t, got, "**pass** — capacity **20 arrivals/s**")
+
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	loadtest.Test(t, s)
+	b, err = os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.Equal(t, got, string(b))
 }
 
 func TestCancelledRunResultIsPartial(t *testing.T) {

@@ -157,6 +157,9 @@ func Test(t testing.TB, s Scenario) *Result {
 	if err := write(res); err != nil {
 		t.Fatal(err)
 	}
+	if err := appendStepSummary(res); err != nil {
+		t.Errorf("GITHUB_STEP_SUMMARY: %v", err)
+	}
 	t.Logf("%s: capacity %g, %s; result in %s", res.Scenario, res.Capacity, res.Verdict, relToModule(resultPath))
 	return res
 }
@@ -244,6 +247,25 @@ func baselineRuns() (int, error) {
 		return 0, fmt.Errorf("LOADTEST_BASELINE_RUNS=%q: give the number of runs a baseline is measured from, 1 to 50", v)
 	}
 	return n, nil
+}
+
+// appendStepSummary appends the result's Markdown report to the file
+// GITHUB_STEP_SUMMARY names, when it is set: a GitHub Actions job then
+// shows every scenario's verdict and tables on its summary page.
+func appendStepSummary(res *Result) error {
+	path := os.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(res.Markdown() + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // seriesEvery reads LOADTEST_SERIES_EVERY: the window of the result's
