@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"runtime"
 	"slices"
 	"strings"
@@ -65,6 +66,17 @@ type Scenario struct {
 	// (marked partial), from the run's goroutine: [Test] writes it to disk
 	// so a killed run keeps its finished steps.
 	OnStep func(*Result)
+	// Profiles are components that serve net/http/pprof. During every
+	// hold the run takes a CPU profile (ending with the hold, up to 30 s)
+	// and, at its end, heap and goroutine profiles of each, into
+	// ProfileDir; it keeps the first failing step's (Test: LOAD_PROFILE).
+	Profiles []ProfileSource
+	// ProfileDir is where profiles are written; "" takes none. Test sets
+	// it beside the result (<result>.profiles).
+	ProfileDir string
+	// ProfileEvery keeps every hold's profiles, not only the first failing
+	// step's.
+	ProfileEvery bool
 	// Analyze, when set, derives findings from the finished run — a cost
 	// per unit fitted over the steps, a ratio between kinds — which the
 	// result and its report carry in Findings. An error is a finding too,
@@ -166,6 +178,11 @@ func (s *Scenario) Validate() error {
 	for name, d := range map[string]time.Duration{"SampleEvery": s.SampleEvery, "ProgressEvery": s.ProgressEvery, "Drain": s.Drain} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("scenario: %s is %v; give a duration >= 0 (0 for the default)", name, d))
+		}
+	}
+	for i, p := range s.Profiles {
+		if u, err := url.Parse(p.URL); p.Component == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("scenario: Profiles[%d] is {%q, %q}; give the component's name and the http:// base URL of its pprof handlers, such as http://127.0.0.1:8080/debug/pprof", i, p.Component, p.URL))
 		}
 	}
 	if math.IsNaN(s.SelfCheck.MaxCPU) || math.IsNaN(s.SelfCheck.MaxMemory) || math.IsNaN(s.SelfCheck.MaxFiles) {
@@ -270,6 +287,7 @@ func (r *runner) run(ctx context.Context) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var bgWG sync.WaitGroup
 	r.samples = newSampleLog(append([]Sampler{newProcessSampler()}, r.s.Samplers...), r.s.Logf)
+	prof := newProfiler(r.s)
 	bgWG.Add(2)
 	go func() { defer bgWG.Done(); r.samples.loop(bg, r.s.SampleEvery) }()
 	go func() { defer bgWG.Done(); r.watch(bg, drv) }()
@@ -308,16 +326,19 @@ func (r *runner) run(ctx context.Context) error {
 		w := r.rec.open()
 		r.setPhase(i, "hold", step.Level)
 		start, cpu0 := time.Now(), processCPU()
+		profiles := prof.start(ctx, i, step.Hold)
 		completed := sleep(ctx, step.Hold)
 		end, cpu1 := time.Now(), processCPU()
 		r.rec.close(w)
 		r.samples.sampleAt(bg, end)
 
 		r.setPhase(i, "drain", step.Level)
+		profiles.end(ctx)
 		sr := r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)
 		if !completed {
 			sr.Verdict = Incomplete
 		}
+		profiles.keep(sr)
 		r.res.Steps = append(r.res.Steps, sr)
 		r.s.Logf("%s", sr)
 		for _, v := range sr.Violations {

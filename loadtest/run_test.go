@@ -257,6 +257,8 @@ func TestValidationNamesTheFieldAndFix(t *testing.T) {
 		{"no behaviour", loadtest.Scenario{Workload: &loadtest.Users{Kinds: []string{"get"}}, Plan: good}, "Behavior is nil"},
 		// A negative duration knob.
 		{"negative drain", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Drain: -time.Second}, "Drain is -1s"},
+		// A profile source without a URL.
+		{"profile source", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Profiles: []loadtest.ProfileSource{{Component: "relay", URL: "127.0.0.1:8080"}}}, "Profiles[0]"},
 	} {
 		t.Run("case="+strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
 			res, err := loadtest.Run(context.Background(), tc.s)

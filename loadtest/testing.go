@@ -91,8 +91,10 @@ func Test(t testing.TB, s Scenario) *Result {
 		}
 	}
 
+	profileKnob(&s, resultPath)
 	write := func(res *Result) error {
 		res.Short = testing.Short()
+		relativeProfiles(res, resultPath)
 		if err := res.WriteFile(resultPath); err != nil {
 			return fmt.Errorf("write result: %w", err)
 		}

@@ -65,6 +65,10 @@ type Config struct {
 	Workers int
 	// Metrics turns on Prometheus metrics at GET /metrics (RELAY_METRICS=1); default off.
 	Metrics bool
+	// Pprof serves net/http/pprof's profiles at /debug/pprof/
+	// (RELAY_PPROF=1), for load tests that take the relay's CPU and heap
+	// profiles during a hold; default off.
+	Pprof bool
 	// DrainTimeout bounds how long Shutdown waits for in-flight calls
 	// (RELAY_DRAIN_TIMEOUT); default 30 s.
 	DrainTimeout time.Duration
@@ -191,16 +195,19 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	str("RELAY_SQLITE_PATH", &c.SQLitePath)
 	str("RELAY_UPSTREAM_MODE", &c.UpstreamMode)
 	integer("RELAY_WORKERS", &c.Workers)
-	if v := strings.TrimSpace(getenv("RELAY_METRICS")); v != "" {
-		switch v {
+	flag := func(name string, dst *bool) {
+		switch v := strings.TrimSpace(getenv(name)); v {
+		case "":
 		case "1", "true", "on":
-			c.Metrics = true
+			*dst = true
 		case "0", "false", "off":
-			c.Metrics = false
+			*dst = false
 		default:
-			errs = append(errs, fmt.Errorf("RELAY_METRICS=%q: want 0 or 1", v))
+			errs = append(errs, fmt.Errorf("%s=%q: want 0 or 1", name, v))
 		}
 	}
+	flag("RELAY_METRICS", &c.Metrics)
+	flag("RELAY_PPROF", &c.Pprof)
 	dur("RELAY_DRAIN_TIMEOUT", &c.DrainTimeout, true)
 	str("RELAY_DRAIN_POLICY", &c.DrainPolicy)
 	dur("RELAY_LIST_CACHE_TTL", &c.ListCacheTTL, true)

@@ -86,6 +86,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "mode", env: map[string]string{"RELAY_UPSTREAM_MODE": "threads"}, wantErr: []string{"RELAY_UPSTREAM_MODE", `"async"`}},
 		// Metrics must be 0 or 1.
 		{name: "metrics", env: map[string]string{"RELAY_METRICS": "yes"}, wantErr: []string{"RELAY_METRICS", "0 or 1"}},
+		{name: "pprof", env: map[string]string{"RELAY_PPROF": "2"}, wantErr: []string{"RELAY_PPROF", "0 or 1"}},
 		// A duration without a unit.
 		{name: "drain_unitless", env: map[string]string{"RELAY_DRAIN_TIMEOUT": "30"}, wantErr: []string{"RELAY_DRAIN_TIMEOUT", "30s"}},
 		// The call timeout is capped at 50 s.

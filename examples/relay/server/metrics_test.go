@@ -50,3 +50,25 @@ func TestMetrics(t *testing.T) {
 		}
 	})
 }
+
+// TestPprof checks that the profiles are off by default and served with
+// RELAY_PPROF=1: the index, and a heap profile in pprof's gzipped form.
+func TestPprof(t *testing.T) {
+	t.Run("pprof=0", func(t *testing.T) {
+		r := startRelay(t, testConfig(t, t.TempDir()+"/relay.db"))
+		status, _ := r.get(t, "/debug/pprof/heap", "")
+		assert.Equal(t, http.StatusNotFound, status)
+	})
+	t.Run("pprof=1", func(t *testing.T) {
+		cfg := testConfig(t, t.TempDir()+"/relay.db")
+		cfg.Pprof = true
+		r := startRelay(t, cfg)
+		status, body := r.get(t, "/debug/pprof/", "")
+		require.Equal(t, http.StatusOK, status)
+		assert.Contains(t, string(body), "goroutine")
+		status, body = r.get(t, "/debug/pprof/heap", "")
+		require.Equal(t, http.StatusOK, status)
+		require.Greater(t, len(body), 2)
+		assert.Equal(t, []byte{0x1f, 0x8b}, body[:2])
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -114,6 +115,13 @@ func (s *Server) routes() http.Handler {
 	handle("GET /api/whoami", "whoami", http.HandlerFunc(s.handleWhoami))
 	handle("GET /healthz", "healthz", http.HandlerFunc(s.handleHealthz))
 	handle("GET /readyz", "readyz", http.HandlerFunc(s.handleReadyz))
+	if s.cfg.Pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", s.metrics.handler())
 	} else {
