@@ -1,0 +1,562 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/docker/go-units"
+
+	"github.com/headroom-dev/headroom/loadtest"
+)
+
+func init() {
+	loadtest.RegisterWriter("html", WriteHTML)
+}
+
+// HTMLPath returns where the HTML report of the result at jsonPath goes:
+// beside it, <base>.html.
+func HTMLPath(jsonPath string) string {
+	return strings.TrimSuffix(jsonPath, ".json") + ".html"
+}
+
+// WriteHTML writes the HTML report of res beside its JSON file at
+// jsonPath, as <base>.html, atomically (a temporary file renamed). It is
+// the writer the package registers with loadtest.RegisterWriter.
+func WriteHTML(res *loadtest.Result, jsonPath string) error {
+	b, err := HTML(res, jsonPath)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(HTMLPath(jsonPath), b)
+}
+
+// writeAtomic writes b to path through a temporary file in the same
+// directory, renamed over path: a reader never sees half a page.
+func writeAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// HTML renders res as one self-contained HTML page: the verdict and the
+// command that repeats the run at the top, the capacity table, every plot
+// (inline SVG), the figures per kind and step, every check with what each
+// step measured, the generator's self-check, findings, the baseline
+// comparison and the environment, with relative links to the components'
+// logs (<base>.logs/ beside jsonPath, when present) and to the profiles.
+// The page references nothing outside itself: no network, no external
+// script, font or image. jsonPath may be empty (no links then). A result
+// without a timeline (an older file) or an incomplete one renders too,
+// with a note for what it cannot show.
+func HTML(res *loadtest.Result, jsonPath string) ([]byte, error) {
+	if res == nil {
+		return nil, errors.New("report: no result")
+	}
+	v := build(res, jsonPath)
+	var buf bytes.Buffer
+	if err := pageTmpl.Execute(&buf, v); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+type figureView struct {
+	Name, Title string
+	SVG         template.HTML
+	Err         string
+}
+
+type cell struct {
+	Text  string
+	Class string
+	Title string
+}
+
+type stepRow struct {
+	Index    int
+	Level    string
+	Offered  string
+	Achieved string
+	OK       string
+	P50      string
+	P95      string
+	P99      string
+	Errors   string
+	Res      []string
+	Verdict  string
+	Class    string
+	Outcome  string
+	Profiles []link
+}
+
+type kindRow struct {
+	Step                                int
+	Level                               string
+	Kind                                string
+	Observed                            bool
+	Requests                            int64
+	OKps                                string
+	P50, P90, P95, P99, P999, Max, Mean string
+	Outcomes                            string
+	Errors                              []string
+}
+
+type selfRow struct {
+	Step                                       int
+	Level                                      string
+	Lag, CPU, Dropped, Unfinished, Queued, Mem string
+	Files                                      string
+	Reasons                                    []string
+	Saturated                                  []string
+}
+
+type link struct{ Text, Href string }
+
+type kv struct{ K, V string }
+
+type checkRow struct {
+	Check string
+	Cells []cell
+}
+
+type view struct {
+	Res         *loadtest.Result
+	Title       string
+	Verdict     string
+	VClass      string
+	Headline    string
+	Conclusion  string
+	Command     string
+	Meta        []kv
+	Errs        []string
+	Unit        string
+	Primary     string
+	Components  []string
+	Steps       []stepRow
+	Ceiling     string
+	Figures     []figureView
+	Notes       []string
+	Kinds       []kindRow
+	StepHeads   []string
+	Checks      []checkRow
+	Self        []selfRow
+	Findings    []string
+	Baseline    []string
+	BaseTitle   string
+	Env         []kv
+	Components2 []loadtest.Component
+	Params      []kv
+	Knobs       []kv
+	Args        string
+	Logs        []link
+	LogDir      string
+	Generated   string
+}
+
+func build(res *loadtest.Result, jsonPath string) *view {
+	v := &view{Res: res, Title: res.Scenario, Verdict: string(res.Verdict), VClass: string(res.Verdict),
+		Unit: levelUnit(res), Primary: PrimaryKind(res), Command: res.Provenance.Command,
+		Generated: time.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
+	if v.Title == "" {
+		v.Title = "(unnamed scenario)"
+	}
+	if v.Verdict == "" {
+		v.Verdict, v.VClass = "unknown", "incomplete"
+	}
+	h := fmt.Sprintf("capacity %s %s", formatLevel(res.Capacity), v.Unit)
+	if res.FirstFailure > 0 {
+		h += fmt.Sprintf("; first failure at %s", formatLevel(res.FirstFailure))
+	}
+	if res.Partial {
+		h += " (partial: the run was interrupted or has not finished)"
+	}
+	v.Headline = h
+	v.Conclusion = res.Conclusion
+	if res.Plan.Kind == "knee" || res.Verdict != loadtest.Pass {
+		v.Ceiling = res.Ceiling()
+	}
+	dirty := ""
+	if res.Provenance.Dirty {
+		dirty = " (dirty)"
+	}
+	v.Meta = []kv{
+		{"Commit", shortCommit(res.Provenance.Commit) + dirty},
+		{"Started", res.Start.UTC().Format("2006-01-02 15:04:05 UTC")},
+		{"Duration", res.End.Sub(res.Start).Round(time.Second).String()},
+		{"Model", res.Model},
+		{"Plan", describePlan(res.Plan)},
+		{"Seed", fmt.Sprint(res.Seed)},
+	}
+	if res.Short {
+		v.Meta = append(v.Meta, kv{"Size", "-short"})
+	}
+	if err := res.Err(); err != nil {
+		v.Errs = strings.Split(err.Error(), "\n")
+	}
+
+	// Capacity table.
+	v.Components = components(res)
+	dir := ""
+	if jsonPath != "" {
+		dir = filepath.Dir(jsonPath)
+	}
+	for _, s := range res.Steps {
+		row := stepRow{Index: s.Index + 1, Level: formatLevel(s.Step.Level), Offered: fmt.Sprintf("%.1f", s.Offered),
+			Achieved: fmt.Sprintf("%.1f", s.Achieved), OK: fmt.Sprintf("%.1f", s.Throughput),
+			Verdict: string(s.Verdict), Class: string(s.Verdict), Outcome: stepOutcome(s)}
+		if k := s.Kind(v.Primary); k != nil {
+			row.P50, row.P95, row.P99 = formatDur(k.Latency.P50), formatDur(k.Latency.P95), formatDur(k.Latency.P99)
+		} else {
+			row.P50, row.P95, row.P99 = "–", "–", "–"
+		}
+		var total, bad int64
+		for _, k := range s.Kinds {
+			if k.Observed {
+				continue
+			}
+			total += k.Total()
+			bad += k.Total() - k.Outcomes[loadtest.OK]
+		}
+		row.Errors = "0%"
+		if total > 0 {
+			row.Errors = formatPct(float64(bad) / float64(total))
+		}
+		for _, c := range v.Components {
+			row.Res = append(row.Res, resourceCell(s, c))
+		}
+		for _, p := range s.Profiles {
+			row.Profiles = append(row.Profiles, link{Text: p.Component + " " + p.Kind, Href: relLink(dir, p.Path)})
+		}
+		v.Steps = append(v.Steps, row)
+		v.StepHeads = append(v.StepHeads, fmt.Sprintf("step %d (%s)", s.Index+1, formatLevel(s.Step.Level)))
+
+		for _, k := range s.Kinds {
+			if k.Total() == 0 {
+				continue
+			}
+			okps := 0.0
+			if secs := s.Seconds(); secs > 0 {
+				okps = float64(k.Outcomes[loadtest.OK]) / secs
+			}
+			v.Kinds = append(v.Kinds, kindRow{Step: s.Index + 1, Level: formatLevel(s.Step.Level), Kind: k.Kind, Observed: k.Observed,
+				Requests: k.Total(), OKps: fmt.Sprintf("%.1f", okps),
+				P50: formatDur(k.Latency.P50), P90: formatDur(k.Latency.P90), P95: formatDur(k.Latency.P95), P99: formatDur(k.Latency.P99),
+				P999: formatDur(k.Latency.P999), Max: formatDur(k.Latency.Max), Mean: formatDur(k.Latency.Mean),
+				Outcomes: formatOutcomes(k), Errors: k.Errors})
+		}
+		sc := s.Self
+		sr := selfRow{Step: s.Index + 1, Level: formatLevel(s.Step.Level), Lag: formatDur(sc.ScheduleLagP99),
+			CPU: fmt.Sprintf("%.0f%%", sc.CPU*100), Dropped: fmt.Sprint(sc.Dropped), Unfinished: fmt.Sprint(sc.Unfinished),
+			Queued: formatDur(sc.QueuedP99) + " / " + formatDur(sc.QueuedMax), Reasons: sc.Reasons, Saturated: s.Saturated}
+		sr.Mem = "–"
+		if sc.Memory > 0 {
+			sr.Mem = units.BytesSize(float64(sc.Memory))
+			if sc.MemoryLimit > 0 {
+				sr.Mem += " of " + units.BytesSize(float64(sc.MemoryLimit))
+			}
+		}
+		sr.Files = "–"
+		if sc.Files > 0 {
+			sr.Files = fmt.Sprint(sc.Files)
+			if sc.FileLimit > 0 {
+				sr.Files += fmt.Sprintf(" of %d", sc.FileLimit)
+			}
+		}
+		v.Self = append(v.Self, sr)
+	}
+
+	// Checks against steps.
+	for _, c := range res.Checks {
+		row := checkRow{Check: c}
+		for _, s := range res.Steps {
+			row.Cells = append(row.Cells, checkCell(c, s))
+		}
+		v.Checks = append(v.Checks, row)
+	}
+
+	// Figures.
+	figs, notes := figures(res, "")
+	v.Notes = notes
+	for _, f := range figs {
+		fv := figureView{Name: f.Name, Title: f.Plot.Title.Text}
+		b, err := f.inlineSVG()
+		if err != nil {
+			fv.Err = err.Error()
+		} else {
+			fv.SVG = template.HTML(b) // drawn by gonum from escaped text
+		}
+		v.Figures = append(v.Figures, fv)
+	}
+
+	for _, f := range res.Findings {
+		v.Findings = append(v.Findings, f.String())
+	}
+	if c := res.Baseline; c != nil {
+		v.BaseTitle = c.Path
+		switch {
+		case c.Missing:
+			v.Baseline = append(v.Baseline, fmt.Sprintf("No baseline at %s yet; record one with -loadtest.update.", c.Path))
+		case c.Skipped != "":
+			v.Baseline = append(v.Baseline, fmt.Sprintf("Not compared with %s: %s.", c.Path, c.Skipped))
+		case len(c.Regressions) == 0:
+			v.Baseline = append(v.Baseline, fmt.Sprintf("No regression against %s (%d figures compared).", c.Path, c.Compared))
+		default:
+			v.Baseline = append(v.Baseline, fmt.Sprintf("Regressions against %s (%d figures compared):", c.Path, c.Compared))
+			for _, r := range c.Regressions {
+				v.Baseline = append(v.Baseline, "regression: "+r)
+			}
+		}
+		for _, n := range c.NotCompared {
+			v.Baseline = append(v.Baseline, "not compared: "+n)
+		}
+	}
+
+	e := res.Environment
+	v.Env = []kv{
+		{"CPU", e.CPUModel}, {"Cores", fmt.Sprint(e.Cores)}, {"GOMAXPROCS", fmt.Sprint(e.GOMAXPROCS)},
+		{"OS", e.OS}, {"Kernel", e.Kernel}, {"Memory", units.BytesSize(float64(e.Memory))}, {"Go", e.Go},
+		{"Host", e.Host}, {"Backend", e.System.Backend}, {"Engine", e.System.Engine},
+		{"Target limits", formatLimits(e.System.CPUs, e.System.Memory)}, {"Class", e.Class},
+	}
+	v.Components2 = e.System.Components
+	for _, k := range sortedKeys(res.Params) {
+		v.Params = append(v.Params, kv{k, res.Params[k]})
+	}
+	for _, k := range sortedKeys(res.Provenance.Env) {
+		v.Knobs = append(v.Knobs, kv{k, res.Provenance.Env[k]})
+	}
+	v.Args = strings.Join(res.Provenance.Args, " ")
+
+	if jsonPath != "" {
+		logDir := strings.TrimSuffix(jsonPath, ".json") + ".logs"
+		if ents, err := os.ReadDir(logDir); err == nil {
+			v.LogDir = filepath.Base(logDir)
+			for _, e := range ents {
+				if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+					continue
+				}
+				v.Logs = append(v.Logs, link{Text: e.Name(), Href: relLink(dir, filepath.Join(logDir, e.Name()))})
+			}
+		}
+	}
+	return v
+}
+
+// relLink makes a relative link from dir to p (p relative to dir, or
+// absolute), with forward slashes and every segment escaped.
+func relLink(dir, p string) string {
+	if filepath.IsAbs(p) && dir != "" {
+		if r, err := filepath.Rel(dir, p); err == nil {
+			p = r
+		}
+	}
+	parts := strings.Split(filepath.ToSlash(p), "/")
+	for i, s := range parts {
+		parts[i] = pathEscape(s)
+	}
+	return strings.Join(parts, "/")
+}
+
+// pathEscape escapes a path segment for a relative URL: what url.PathEscape
+// does, and ':' too, so that "users=20:x" is never read as a scheme.
+func pathEscape(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("-._~=,+@", c) >= 0:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// checkCell says what step s made of the check c: its violation (with the
+// measured value), why it could not be judged, or that it held — with the
+// value measured when the check bounds a latency.
+func checkCell(c string, s *loadtest.StepResult) cell {
+	prefix := c + ":"
+	for _, u := range s.Unjudged {
+		if strings.HasPrefix(u, prefix) || u == c {
+			return cell{Text: "unjudged: " + strings.TrimSpace(strings.TrimPrefix(u, prefix)), Class: "invalid"}
+		}
+	}
+	for _, vio := range s.Violations {
+		if strings.HasPrefix(vio, prefix) || vio == c {
+			return cell{Text: "violated: " + strings.TrimSpace(strings.TrimPrefix(vio, prefix)), Class: "fail"}
+		}
+	}
+	if s.Verdict == loadtest.Incomplete {
+		return cell{Text: "not judged (incomplete step)", Class: "incomplete"}
+	}
+	text := "held"
+	if m := latencyCheck.FindStringSubmatch(c); m != nil {
+		var p float64
+		if _, err := fmt.Sscan(m[1], &p); err == nil {
+			if k := s.Kind(m[2]); k != nil && k.Answered() > 0 {
+				text += ": measured " + k.Percentile(p).String()
+			}
+		}
+	}
+	return cell{Text: text, Class: "pass"}
+}
+
+func describePlan(p loadtest.PlanInfo) string {
+	switch {
+	case p.Kind == "ladder":
+		var lv []string
+		for _, s := range p.Steps {
+			lv = append(lv, formatLevel(s.Level))
+		}
+		hold := ""
+		if len(p.Steps) > 0 {
+			hold = fmt.Sprintf(", ramp %v, hold %v", p.Steps[0].Ramp, p.Steps[0].Hold)
+		}
+		return fmt.Sprintf("ladder %s%s", strings.Join(lv, ", "), hold)
+	case p.Kind == "knee" && p.Knee != nil:
+		k := p.Knee
+		return fmt.Sprintf("knee search from %s by ×%g up to %s, ramp %v, hold %v", formatLevel(k.Start), k.Factor, formatLevel(k.Max), k.Ramp, k.Hold)
+	}
+	return p.Kind
+}
+
+// components lists the sampled components other than the generator, in
+// order of appearance, then the generator.
+func components(res *loadtest.Result) []string {
+	var out []string
+	gen := false
+	for _, s := range res.Steps {
+		for _, r := range s.Resources {
+			if r.Component == "generator" {
+				gen = true
+				continue
+			}
+			if !slices.Contains(out, r.Component) {
+				out = append(out, r.Component)
+			}
+		}
+	}
+	if gen {
+		out = append(out, "generator")
+	}
+	return out
+}
+
+func resourceCell(s *loadtest.StepResult, component string) string {
+	cpu, mem := "–", "–"
+	for _, r := range s.Resources {
+		if r.Component != component {
+			continue
+		}
+		switch r.Metric {
+		case "cpu":
+			cpu = fmt.Sprintf("%.2f cores", r.Mean)
+		case "memory":
+			mem = units.BytesSize(r.Max)
+		}
+	}
+	return cpu + " / " + mem
+}
+
+func stepOutcome(s *loadtest.StepResult) string {
+	switch {
+	case len(s.Violations) > 0 && s.Verdict == loadtest.Fail:
+		return strings.Join(s.Violations, "; ")
+	case s.Verdict == loadtest.Invalid:
+		return strings.Join(append(append([]string(nil), s.Self.Reasons...), s.Unjudged...), "; ")
+	}
+	return ""
+}
+
+func formatOutcomes(k *loadtest.KindResult) string {
+	var parts []string
+	for o := loadtest.Outcome(0); int(o) < loadtest.NumOutcomes; o++ {
+		if n := k.Outcomes[o]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatLevel(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		s := fmt.Sprintf("%d", int64(v))
+		for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+			s = s[:i] + "," + s[i:]
+		}
+		return s
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func formatDur(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "–"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	case d < 100*time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func formatPct(f float64) string { return fmt.Sprintf("%.3g%%", f*100) }
+
+func formatLimits(cpus float64, mem int64) string {
+	c, m := "unlimited CPU", "unlimited memory"
+	if cpus > 0 {
+		c = fmt.Sprintf("%g CPU", cpus)
+	}
+	if mem > 0 {
+		m = units.BytesSize(float64(mem))
+	}
+	return c + " / " + m
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	if c == "" {
+		return "unknown"
+	}
+	return c
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
