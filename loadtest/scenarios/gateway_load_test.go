@@ -28,10 +28,16 @@ import (
 var relayEnv = map[string]string{"RELAY_METRICS": "1"}
 
 // relaySamplers are the stack's samplers (containers, their proxies) and
-// the relay's own view: goroutines, Go heap and stacks, held streams.
+// the relay's own view: goroutines, Go heap and stacks, held streams,
+// requests in flight, database connections in use and requests answered.
 func relaySamplers(stack *fixtures.Stack) []loadtest.Sampler {
 	return append(stack.Samplers(), &prom.Sampler{URL: stack.TargetURL + "/metrics", Component: "relay",
-		Series: append([]prom.Series{{Metric: "relay_held_streams", Labels: map[string]string{"kind": "user"}, Name: "held_streams"}}, prom.GoRuntime...)})
+		Series: append([]prom.Series{
+			{Metric: "relay_held_streams", Labels: map[string]string{"kind": "user"}, Name: "held_streams"},
+			{Metric: "relay_inflight_requests", Name: "inflight_requests"},
+			{Metric: "relay_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"},
+			{Metric: "relay_http_requests_total", Name: "requests_total"},
+		}, prom.GoRuntime...)})
 }
 
 // populate seeds users users (each with the seed's five connectors to the

@@ -48,7 +48,7 @@ func TestLoad_IdleStreams(t *testing.T) {
 		Workload: idle, Plan: loadtest.Levels(ramp, hold, levels...), Seed: seedN,
 		// Users connect during the ramps; the holds see their streams.
 		Checks:   []loadtest.Check{heldStreams(), sse.Healthy(), stack.ComponentsUp()},
-		Samplers: relaySamplers(stack), System: stack.System(), Params: k.Params(),
+		Samplers: relaySamplers(stack), Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
 		Analyze: streamCosts, Drain: 5 * time.Second,
 	})
 	for _, f := range res.Findings {

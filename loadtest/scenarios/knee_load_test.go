@@ -68,7 +68,7 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	require.NoError(t, err)
 	res := loadtest.Test(t, loadtest.Scenario{
 		Workload: gateway, Plan: plan, Checks: gatewayBar(stack), Seed: seedN,
-		Samplers: relaySamplers(stack), System: stack.System(), Params: k.Params(),
+		Samplers: relaySamplers(stack), Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
 		Drain: time.Duration(upstream.Call.Cap) + 5*time.Second,
 	})
 	t.Log(res.Ceiling())

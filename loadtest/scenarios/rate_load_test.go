@@ -128,7 +128,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 			loadtest.LatencyBelow(rk.kind, 95, p95),
 			stack.ComponentsUp(),
 		},
-		Samplers: relaySamplers(stack), System: stack.System(), Params: k.Params(),
+		Samplers: relaySamplers(stack), Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
 		Drain: 10 * time.Second,
 	})
 	t.Log(res.Ceiling())

@@ -12,6 +12,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
+	"github.com/headroom-dev/headroom/loadtest/prom"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 	"github.com/headroom-dev/headroom/mockupstream"
 	"github.com/headroom-dev/headroom/seed"
@@ -57,7 +58,7 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 	}
 	k.Set("upstream_call", upstream.Call)
 	stack := fixtures.Start(t, fixtures.WithBackend(backend), fixtures.WithDatabase(db),
-		fixtures.WithUpstreamBehavior(upstream))
+		fixtures.WithUpstreamBehavior(upstream), fixtures.WithTargetEnv(map[string]string{"RELAY_METRICS": "1"}))
 
 	// Enough users for the top step, with a month of usage for the dashboard.
 	spec := seed.Smoke.ForUsers(top)
@@ -91,7 +92,12 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 	}
 	res := loadtest.Test(t, loadtest.Scenario{
 		Workload: gateway, Plan: loadtest.Levels(ramp, hold, users...), Checks: checks, Seed: seedN,
-		Samplers: stack.Samplers(), System: stack.System(), Params: k.Params(),
+		// The stack's samplers, and the relay's own metrics (goroutines,
+		// heap, database connections); a failing step keeps the relay's CPU
+		// and heap profiles (LOAD_PROFILE=<dir> keeps every step's).
+		Samplers: append(stack.Samplers(), &prom.Sampler{URL: stack.TargetURL + "/metrics", Component: "relay",
+			Series: append([]prom.Series{{Metric: "relay_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"}}, prom.GoRuntime...)}),
+		Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
 		Drain: time.Duration(upstream.Call.Cap) + 5*time.Second, // calls of the hold may take the upstream's cap
 	})
 	if err := res.Err(); err != nil {

@@ -52,6 +52,20 @@ func newMetrics(s *Server) *metrics {
 			Name: "relay_upstream_active",
 			Help: "Upstream requests in their round trip.",
 		}, func() float64 { return float64(s.up.active.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "relay_db_connections",
+			Help:        "Database connections of the relay's pool, by state.",
+			ConstLabels: prometheus.Labels{"state": "in_use"},
+		}, func() float64 { n, _, _ := s.store.connections(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "relay_db_connections",
+			Help:        "Database connections of the relay's pool, by state.",
+			ConstLabels: prometheus.Labels{"state": "idle"},
+		}, func() float64 { _, n, _ := s.store.connections(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "relay_db_max_connections",
+			Help: "The most database connections the relay's pool opens.",
+		}, func() float64 { _, _, n := s.store.connections(); return float64(n) }),
 	)
 	for k := range numStreamKinds {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -35,6 +35,8 @@ func TestMetrics(t *testing.T) {
 		require.Equal(t, http.StatusOK, status)
 		for _, want := range []string{
 			`relay_http_requests_total{code="200",route="mcp_post"} 1`,
+			`relay_db_connections{state="in_use"} 0`,
+			`relay_db_max_connections `,
 			`relay_http_requests_total{code="401",route="mcp_post"} 1`,
 			`relay_http_requests_total{code="200",route="mcp_stream"} 1`,
 			`relay_http_request_duration_seconds_count{route="mcp_post"} 2`,

@@ -75,6 +75,9 @@ var errStoreClosed = errors.New("relay: store is closed")
 type store interface {
 	// dialect names the backend ("postgres", "sqlite").
 	dialect() string
+	// connections returns the database connections in use and idle, and the most
+	// the store opens.
+	connections() (inUse, idle, most int)
 	// authenticate finds the user whose users.token_hash is tokenHash, with
 	// its connectors, in one query; ok is false when there is none.
 	authenticate(ctx context.Context, tokenHash string) (p principal, ok bool, err error)

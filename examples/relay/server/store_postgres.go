@@ -127,6 +127,11 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 
 func (s *pgStore) dialect() string { return "postgres" }
 
+func (s *pgStore) connections() (inUse, idle, most int) {
+	st := s.pool.Stat()
+	return int(st.AcquiredConns()), int(st.IdleConns()), int(st.MaxConns())
+}
+
 func (s *pgStore) authenticate(ctx context.Context, tokenHash string) (principal, bool, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT u.id, u.workspace_id, c.id, c.name, c.upstream_url

@@ -145,6 +145,14 @@ func firstLine(s string) string {
 
 func (s *sqliteStore) dialect() string { return "sqlite" }
 
+func (s *sqliteStore) connections() (inUse, idle, most int) {
+	for _, db := range []*sql.DB{s.w, s.r} {
+		st := db.Stats()
+		inUse, idle, most = inUse+st.InUse, idle+st.Idle, most+st.MaxOpenConnections
+	}
+	return inUse, idle, most
+}
+
 func (s *sqliteStore) authenticate(ctx context.Context, tokenHash string) (principal, bool, error) {
 	rows, err := s.r.QueryContext(ctx, `
 		SELECT u.id, u.workspace_id, c.id, c.name, c.upstream_url
