@@ -82,16 +82,8 @@ func (f *Figure) render(format string) (out []byte, err error) {
 		return nil, err
 	}
 	dc := draw.New(c)
-	pad := 6 * vg.Millimeter / 2
-	plotC := dc
-	if legW := f.Legend.Rectangle(dc).Size().X; legW > 0 {
-		legW += pad
-		plotC = draw.Crop(dc, 0, -legW, 0, 0)
-		top := vg.Length(0)
-		if f.Plot.Title.Text != "" {
-			top = -f.Plot.Title.TextStyle.Rectangle(f.Plot.Title.Text).Size().Y - f.Plot.Title.Padding
-		}
-		legC := draw.Crop(dc, w-legW+pad/2, 0, 0, top)
+	plotC, legC, ok := f.areas(dc)
+	if ok {
 		f.Legend.Draw(legC)
 	}
 	f.Plot.Draw(plotC)
@@ -100,6 +92,24 @@ func (f *Figure) render(format string) (out []byte, err error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// areas splits the figure's canvas into the plot's area and the legend's
+// strip to its right, below the title; ok is false without a legend.
+func (f *Figure) areas(dc draw.Canvas) (plotC, legC draw.Canvas, ok bool) {
+	legW := f.Legend.Rectangle(dc).Size().X
+	if legW <= 0 {
+		return dc, dc, false
+	}
+	pad := 3 * vg.Millimeter
+	legW += pad
+	plotC = draw.Crop(dc, 0, -legW, 0, 0)
+	top := vg.Length(0)
+	if f.Plot.Title.Text != "" {
+		top = -f.Plot.Title.TextStyle.Rectangle(f.Plot.Title.Text).Size().Y - f.Plot.Title.Padding
+	}
+	legC = draw.Crop(dc, dc.Size().X-legW+pad/2, 0, 0, top)
+	return plotC, legC, true
 }
 
 // inlineSVG renders the figure as SVG fit for inlining into HTML: without
@@ -177,7 +187,6 @@ var (
 	red    = color.RGBA{0xd6, 0x27, 0x28, 0xff}
 	orange = color.RGBA{0xff, 0x7f, 0x0e, 0xff}
 	grey   = color.RGBA{0x7f, 0x7f, 0x7f, 0xff}
-	black  = color.Black
 	dashed = []vg.Length{vg.Points(5), vg.Points(3)}
 	dotted = []vg.Length{vg.Points(1.5), vg.Points(2)}
 )

@@ -322,7 +322,7 @@ func ThroughputPlot(res *loadtest.Result) (*Figure, string) {
 	if len(ok) == 0 {
 		return nil, "throughput against level: no step measured yet"
 	}
-	p := newPlot("Throughput by load level", levelLabel(res), "requests per second")
+	p := newPlot("Throughput by load level", levelLabel(res), "rate (requests/s)")
 	leg := newLegend()
 	addSeries(p, &leg, "offered/s", offered, colour(0), dashed, false)
 	addSeries(p, &leg, "answered/s", achieved, colour(7), dotted, false)
@@ -426,7 +426,7 @@ func TimelinePlots(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	x := "time since the run's start (s)"
 	var figs []*Figure
 
-	p := newPlot("Request rates over the run", x, "requests per second")
+	p := newPlot("Request rates over the run", x, "rate (requests/s)")
 	leg := newLegend()
 	addPhases(p, &leg, tl)
 	addSeries(p, &leg, "offered/s", timeXY(tl.T, n, func(i int) (float64, bool) { return at(tl.Offered, i) }), colour(0), nil, false)
@@ -474,7 +474,7 @@ func TimelinePlots(res *loadtest.Result, kind string) ([]*Figure, []string) {
 		figs = append(figs, &Figure{Name: "timeline-latency", Plot: p, Legend: leg})
 	}
 
-	p = newPlot("Errors and requests in flight over the run", x, "requests")
+	p = newPlot("Errors and requests in flight over the run", x, "requests (count)")
 	leg = newLegend()
 	addPhases(p, &leg, tl)
 	addSeries(p, &leg, "in flight", timeXY(tl.T, n, func(i int) (float64, bool) { return atI(tl.InFlight, i) }), colour(0), nil, false)
@@ -640,7 +640,7 @@ func DelayPlots(res *loadtest.Result) ([]*Figure, []string) {
 	var figs []*Figure
 	var notes []string
 	for _, name := range kinds {
-		p := newPlot(fmt.Sprintf("%s (observed): distribution per step", name), "percentile", "delay (ms, log scale)")
+		p := newPlot(fmt.Sprintf("%s (observed): distribution per step", name), "percentile (%, the tail spread out)", "delay (ms, log scale)")
 		leg := newLegend()
 		drawn := 0
 		steps := res.Steps

@@ -1,0 +1,363 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/ab"
+	"github.com/headroom-dev/headroom/loadtest/history"
+)
+
+// IndexFile is the name of the index page Index writes.
+const IndexFile = "index.html"
+
+// Entry is one result file found under a directory.
+type Entry struct {
+	// Path is the result's JSON file, relative to the directory searched.
+	Path string
+	// Result is the result read from it.
+	Result *loadtest.Result
+}
+
+// FindResults returns every result file below dir (recursively), in path
+// order: JSON files that read as a loadtest.Result with a scenario and a
+// plan. Hidden files and directories, component log directories
+// (*.logs), A/B reports (ab.json) and files of other formats are skipped.
+func FindResults(dir string) ([]Entry, error) {
+	var out []Entry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != dir && (strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".logs")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || name == "ab.json" {
+			return nil
+		}
+		res, err := loadtest.ReadResult(p)
+		if err != nil || res.Scenario == "" || res.Plan.Kind == "" || res.Schema == 0 {
+			return nil // not a result (a study, a baseline, another file)
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			rel = p
+		}
+		out = append(out, Entry{Path: rel, Result: res})
+		return nil
+	})
+	return out, err
+}
+
+// Index writes index.html in dir: every result found below it grouped by
+// scenario (verdict, capacity, commit, date, a link to each HTML report),
+// the capacity history of each scenario when the directory has one
+// (history.jsonl in dir or its parent, as testdata/results has
+// testdata/history.jsonl), and every A/B comparison found below it
+// (ab.json). It returns the page's path.
+func Index(dir string) (string, error) {
+	b, err := IndexHTML(dir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, IndexFile)
+	return path, writeAtomic(path, b)
+}
+
+type indexRow struct {
+	Href, JSON   string
+	HasHTML      bool
+	Verdict      string
+	Capacity     string
+	FirstFailure string
+	Commit       string
+	Date         string
+	Note         string
+	Path         string
+	start        time.Time
+}
+
+type indexGroup struct {
+	Scenario string
+	Rows     []indexRow
+}
+
+type historyRow struct {
+	Label, Commit, Capacity, Change, Verdict, What, Break string
+}
+
+type historyGroup struct {
+	Scenario string
+	Rows     []historyRow
+	SVG      template.HTML
+}
+
+type abRow struct {
+	Dir, Href, Scenario, Verdict, Reason, Trials string
+	Rejected                                     []string
+}
+
+type indexView struct {
+	Dir         string
+	Generated   string
+	Count       int
+	Groups      []indexGroup
+	HistoryFile string
+	History     []historyGroup
+	HistoryErr  string
+	AB          []abRow
+}
+
+// IndexHTML renders the index page of dir; see [Index].
+func IndexHTML(dir string) ([]byte, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("report: %s is not a directory", dir)
+	}
+	entries, err := FindResults(dir)
+	if err != nil {
+		return nil, err
+	}
+	v := indexView{Dir: dir, Generated: time.Now().UTC().Format("2006-01-02 15:04:05 UTC"), Count: len(entries)}
+	groups := map[string]*indexGroup{}
+	for _, e := range entries {
+		res := e.Result
+		htmlRel := strings.TrimSuffix(e.Path, ".json") + ".html"
+		_, herr := os.Stat(filepath.Join(dir, htmlRel))
+		row := indexRow{Path: filepath.ToSlash(e.Path), JSON: relLink("", e.Path), Href: relLink("", e.Path), HasHTML: herr == nil,
+			Verdict: string(res.Verdict), Capacity: formatLevel(res.Capacity) + " " + levelUnit(res),
+			Commit: shortCommit(res.Provenance.Commit), Date: res.Start.UTC().Format("2006-01-02 15:04"), start: res.Start}
+		if row.HasHTML {
+			row.Href = relLink("", htmlRel)
+		}
+		if res.FirstFailure > 0 {
+			row.FirstFailure = formatLevel(res.FirstFailure)
+		}
+		if res.Provenance.Dirty {
+			row.Commit += " (dirty)"
+		}
+		var notes []string
+		if res.Partial {
+			notes = append(notes, "partial")
+		}
+		if res.Short {
+			notes = append(notes, "-short")
+		}
+		row.Note = strings.Join(notes, ", ")
+		g := groups[res.Scenario]
+		if g == nil {
+			g = &indexGroup{Scenario: res.Scenario}
+			groups[res.Scenario] = g
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	for _, g := range groups {
+		slices.SortStableFunc(g.Rows, func(a, b indexRow) int { return b.start.Compare(a.start) })
+		v.Groups = append(v.Groups, *g)
+	}
+	slices.SortFunc(v.Groups, func(a, b indexGroup) int { return cmp.Compare(a.Scenario, b.Scenario) })
+
+	// The capacity history, where the directory has one.
+	for _, cand := range []string{filepath.Join(dir, "history.jsonl"), filepath.Join(filepath.Dir(filepath.Clean(dir)), "history.jsonl")} {
+		rows, err := history.Read(cand)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		v.HistoryFile = cand
+		if err != nil {
+			v.HistoryErr = err.Error()
+			break
+		}
+		v.History = historyGroups(rows)
+		break
+	}
+
+	// A/B comparisons.
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "ab.json" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		var reps []*ab.Report
+		if json.Unmarshal(b, &reps) != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, filepath.Dir(p))
+		href := relLink("", filepath.Join(rel, "ab.md"))
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "ab.md")); err != nil {
+			href = relLink("", filepath.Join(rel, "ab.json"))
+		}
+		for _, r := range reps {
+			v.AB = append(v.AB, abRow{Dir: filepath.ToSlash(rel), Href: href, Scenario: r.Scenario, Verdict: string(r.Verdict),
+				Reason: r.Reason, Trials: fmt.Sprintf("%d A, %d B", r.Trials[ab.A], r.Trials[ab.B]), Rejected: r.Rejected})
+		}
+		return nil
+	})
+
+	var buf strings.Builder
+	if err := indexTmpl.Execute(&buf, v); err != nil {
+		return nil, fmt.Errorf("report: index: %w", err)
+	}
+	return []byte(buf.String()), nil
+}
+
+// historyGroups renders the history rows scenario by scenario, newest
+// first, with a plot of the capacity across commits.
+func historyGroups(rows []history.Row) []historyGroup {
+	ordered := history.Order(rows, "")
+	var out []historyGroup
+	index := map[string]int{}
+	for _, r := range ordered {
+		i, ok := index[r.Scenario]
+		if !ok {
+			i = len(out)
+			index[r.Scenario] = i
+			out = append(out, historyGroup{Scenario: r.Scenario})
+		}
+		capText := formatLevel(r.Capacity)
+		if r.LowerBound {
+			capText = "≥ " + capText
+		}
+		if r.Unit != "" {
+			capText += " " + r.Unit
+		}
+		change := ""
+		if r.Previous != nil && r.Previous.Capacity > 0 {
+			change = fmt.Sprintf("%+.1f%%", (r.Capacity/r.Previous.Capacity-1)*100)
+		}
+		what := r.Note
+		if what == "" {
+			what = r.Subject
+		}
+		commit := shortCommit(r.Commit)
+		if r.Dirty {
+			commit += " (dirty)"
+		}
+		out[i].Rows = append(out[i].Rows, historyRow{Label: r.Label, Commit: commit, Capacity: capText, Change: change,
+			Verdict: string(r.Verdict), What: what, Break: r.Break})
+	}
+	for i := range out {
+		if svg := historyPlot(ordered, out[i].Scenario); svg != nil {
+			out[i].SVG = template.HTML(svg)
+		}
+	}
+	return out
+}
+
+// historyPlot draws a scenario's capacity across its history rows, oldest
+// first, labelled by commit; nil with fewer than two rows.
+func historyPlot(ordered []history.Row, scenario string) []byte {
+	var rows []history.Row
+	for _, r := range ordered {
+		if r.Scenario == scenario {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) < 2 {
+		return nil
+	}
+	slices.Reverse(rows) // oldest first
+	unit := rows[0].Unit
+	if unit == "" {
+		unit = "level"
+	}
+	p := newPlot(scenario+": capacity across commits", "run (oldest first), labelled by commit", "capacity ("+unit+")")
+	leg := newLegend()
+	var xys plotter.XYs
+	marks := map[loadtest.Verdict]plotter.XYs{}
+	ticks := plot.ConstantTicks{}
+	for i, r := range rows {
+		xy := plotter.XY{X: float64(i + 1), Y: r.Capacity}
+		xys = append(xys, xy)
+		marks[r.Verdict] = append(marks[r.Verdict], xy)
+		label := shortCommit(r.Commit)
+		if len(label) > 7 {
+			label = label[:7]
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(i + 1), Label: label})
+	}
+	addSeries(p, &leg, "capacity", xys, colour(0), nil, false)
+	addVerdicts(p, &leg, marks, "")
+	if len(ticks) > 12 {
+		for i := range ticks {
+			if i%((len(ticks)+11)/12) != 0 {
+				ticks[i].Label = ""
+			}
+		}
+	}
+	p.X.Tick.Marker = ticks
+	padXRange(p)
+	fromZero(p)
+	p.Y.Max *= 1.08
+	f := &Figure{Name: "history-" + slug(scenario), Plot: p, Legend: leg, H: defaultH * 0.8}
+	b, err := f.inlineSVG()
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Headroom results — {{.Dir}}</title>
+<style>{{style}}</style>
+<script>{{script}}</script>
+</head>
+<body data-plots="0" data-results="{{.Count}}">
+<main>
+<h1>Headroom results</h1>
+<p>{{.Count}} result{{if ne .Count 1}}s{{end}} under <code>{{.Dir}}</code>, by scenario, newest first.{{if .History}} <a href="#history">Capacity history</a>{{end}}{{if .AB}} · <a href="#ab">A/B comparisons</a>{{end}}</p>
+{{range .Groups}}
+<h2>{{.Scenario}}</h2>
+<table class="results">
+<thead><tr><th>Date</th><th>Verdict</th><th>Capacity</th><th>First failure</th><th>Commit</th><th>Report</th><th>Result</th><th>Note</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr><td>{{.Date}}</td><td class="{{.Verdict}}"><b>{{.Verdict}}</b></td><td class="num">{{.Capacity}}</td><td class="num">{{.FirstFailure}}</td><td><code>{{.Commit}}</code></td><td><a class="report" href="{{.Href}}">{{.Path}}</a>{{if not .HasHTML}} <i>(not rendered yet: headroom report)</i>{{end}}</td><td><a href="{{.JSON}}">json</a></td><td>{{.Note}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<p class="note">No result found.</p>
+{{end}}
+{{if .HistoryFile}}<h2 id="history">Capacity history</h2>
+<p>From <code>{{.HistoryFile}}</code>.</p>
+{{with .HistoryErr}}<p class="note">{{.}}</p>{{end}}
+{{range .History}}<h3>{{.Scenario}}</h3>
+{{with .SVG}}<figure>{{.}}</figure>{{end}}
+<table><thead><tr><th>Date</th><th>Commit</th><th>Capacity</th><th>Change</th><th>Verdict</th><th>What changed</th><th>Not comparable because</th></tr></thead><tbody>
+{{range .Rows}}<tr><td>{{.Label}}</td><td><code>{{.Commit}}</code></td><td class="num">{{.Capacity}}</td><td class="num">{{.Change}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.What}}</td><td>{{.Break}}</td></tr>{{end}}
+</tbody></table>
+{{end}}{{end}}
+{{if .AB}}<h2 id="ab">A/B comparisons</h2>
+<table><thead><tr><th>Comparison</th><th>Scenario</th><th>Verdict</th><th>Trials</th><th>Why</th></tr></thead><tbody>
+{{range .AB}}<tr><td><a href="{{.Href}}">{{.Dir}}</a></td><td>{{.Scenario}}</td><td><b>{{.Verdict}}</b></td><td>{{.Trials}}</td><td>{{.Reason}}{{range .Rejected}}<div class="note">{{.}}</div>{{end}}</td></tr>{{end}}
+</tbody></table>{{end}}
+<p class="note">Written by Headroom at {{.Generated}}.</p>
+</main>
+</body>
+</html>
+`))
