@@ -539,7 +539,14 @@ func progressLine(phase string, elapsed time.Duration, secs float64, w liveWindo
 	busiest := -1
 	var observed strings.Builder
 	pct := func(h *hdrhistogram.Histogram, p float64) time.Duration {
-		return (time.Duration(h.ValueAtPercentile(p)) * time.Microsecond).Round(time.Microsecond)
+		d := time.Duration(h.ValueAtPercentile(p)) * time.Microsecond
+		switch { // three significant digits or so
+		case d >= time.Second:
+			return d.Round(10 * time.Millisecond)
+		case d >= 10*time.Millisecond:
+			return d.Round(100 * time.Microsecond)
+		}
+		return d.Round(time.Microsecond)
 	}
 	for i, c := range w.counts {
 		var total int64
@@ -548,9 +555,13 @@ func progressLine(phase string, elapsed time.Duration, secs float64, w liveWindo
 		}
 		if !w.requests[i] && w.begun[i] == 0 {
 			if total > 0 {
-				fmt.Fprintf(&observed, " | observed %s: %d", w.names[i], total)
+				sep := ", "
+				if observed.Len() == 0 {
+					sep = " | observed: "
+				}
+				fmt.Fprintf(&observed, "%s%s %d", sep, w.names[i], total)
 				if h := w.hists[i]; h.TotalCount() > 0 {
-					fmt.Fprintf(&observed, ", p50 %v p95 %v", pct(h, 50), pct(h, 95))
+					fmt.Fprintf(&observed, " p95 %v", pct(h, 95))
 				}
 			}
 			continue

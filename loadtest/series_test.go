@@ -101,7 +101,7 @@ func TestTimelineInVirtualTime(t *testing.T) {
 		// 50/s on average over the 1 s ramp, 100/s over 4 s of hold: 90/s
 		// (180/s if the fan-out samples counted as requests).
 		assert.Contains(t, joined, "[5s]: 90.0/s offered")
-		assert.Contains(t, joined, "| observed fanout: ")
+		assert.Contains(t, joined, "| observed: fanout ")
 
 		// The timeline survives the file.
 		path := filepath.Join(t.TempDir(), "r.json")
