@@ -15,7 +15,9 @@ import (
 // Option configures Apply.
 type Option func(*config)
 
-type config struct{ logf func(format string, args ...any) }
+type config struct {
+	logf func(format string, args ...any)
+}
 
 // WithLogf reports progress (every few seconds during long loads) and a
 // summary through logf, such as t.Logf or log.Printf. Lines never contain

@@ -168,5 +168,3 @@ func TestAgentsOf(t *testing.T) {
 		assert.Equal(t, int64(1), s.UnitOf(int64(s.Units)+1))
 	}
 }
-
-
