@@ -2,12 +2,14 @@
 // against a running service.
 //
 //	headroom render  RESULT.json            print the Markdown capacity report
+//	headroom render  -format json|junit RESULT.json...  a summary for CI: JSON, or JUnit XML
 //	headroom render  -studies [DIR|FILE...] print the runtime-studies page of a run's studies
 //	headroom compare BASE.json NEW.json     list regressions of NEW against BASE
 //	headroom history [DIR|FILE...]          capacity over time, one line per run
 //	headroom history add [-note TEXT] RESULT.json...  append rows to the capacity history
 //	headroom history show [-scenario NAME]  the capacity history as a report's table
-//	headroom plot    -o OUT.svg RESULT.json latency and throughput per step as SVG
+//	headroom report  RESULT.json|DIR        the HTML report of a result, or of every result under DIR and its index.html
+//	headroom plot    [-what W] -o OUT.svg RESULT.json  a result's plots as SVG or PNG
 //	headroom baseline -o GOLDEN.json RESULT.json...  a baseline from results
 //	headroom run     -url URL [flags]       drive a step ladder against URL
 //	headroom ab      -run TEST [flags]      compare two builds by interleaved trials
@@ -35,6 +37,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"compare":  compare,
 	"history":  history,
 	"plot":     plot,
+	"report":   reportCmd,
 	"baseline": baseline,
 	"run":      runCmd,
 	"ab":       abCmd,
@@ -44,6 +47,10 @@ const usage = `usage: headroom <command> [flags] [args]
 
 commands:
   render  RESULT.json             print the Markdown capacity report of a result
+  render  -format json|junit RESULT.json...
+                                  a summary for CI: JSON (scenario, verdict, capacity, first failure, each step's
+                                  level, verdict, rates and primary-kind latency, violations, invalid reasons;
+                                  an array with several results), or JUnit XML (a suite per result, a case per step)
   render  -studies [DIR|FILE...]  print the runtime-studies page of study files (study.json), or of every one
                                   under DIR (default testdata/results); exit 1 when a study's reading failed
   compare BASE.json NEW.json      compare NEW with BASE (a result or a baseline); exit 1 on a regression
@@ -54,7 +61,15 @@ commands:
   history show [-scenario NAME] [-format md|text] [-file FILE]
                                   the capacity history as a report's table, newest first, with the change
                                   against the previous comparable row and what changed
-  plot    -o OUT.svg RESULT.json  plot latency percentiles and throughput per step
+  report  [-o OUT] RESULT.json|DIR
+                                  write a result's HTML report beside it (<base>.html: verdict, command, capacity
+                                  table, plots, checks, environment, links to logs and profiles; self-contained);
+                                  for a DIR, the report of every result under it and DIR/index.html over them all
+                                  (by scenario, with the capacity history and A/B comparisons found there)
+  plot    [-what W] [-kind K] [-format svg|png] [-o OUT] RESULT.json
+                                  draw a result's plots: W is latency (default; p50/p95/p99 of the primary kind by
+                                  level, SLO and capacity marked), throughput, knee, timeline, resources, delays or
+                                  all; several figures go to OUT-<figure>.<ext>
   baseline -o GOLDEN.json RESULT.json...  make a baseline from one or more results of one scenario (their spread is kept)
   run     -url URL [flags]        drive an open-model step ladder against URL (loopback only unless -allow-remote)
   ab      -run TEST [flags]       compare two builds with interleaved trials: same, different or inconclusive (-bisect for git bisect run)

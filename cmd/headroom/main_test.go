@@ -29,6 +29,7 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, res.Steps, 2)
 	assert.FileExists(t, filepath.Join(dir, "a.md"))
+	assert.FileExists(t, filepath.Join(dir, "a.html"))
 
 	stdout.Reset()
 	require.NoError(t, render([]string{out}, &stdout))
@@ -67,7 +68,8 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 	img, err := os.ReadFile(svg)
 	require.NoError(t, err)
 	assert.Contains(t, string(img), "<svg")
-	assert.Contains(t, string(img), "polyline")
+	assert.Contains(t, string(img), "latency (ms, log scale)")
+	assert.Contains(t, string(img), "get latency by load level")
 }
 
 func TestRunRefusesRemoteTargets(t *testing.T) {

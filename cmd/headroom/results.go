@@ -18,25 +18,64 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	caphistory "github.com/headroom-dev/headroom/loadtest/history"
+	"github.com/headroom-dev/headroom/loadtest/report"
 )
 
 func render(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	studies := fs.Bool("studies", false, "render the runtime studies page of the study files given, or of every study file under the directories given (default testdata/results)")
+	format := fs.String("format", "md", "md: the Markdown capacity report of one result; json: a machine-readable summary (an array with several results); junit: JUnit XML, a test case per step")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *studies || (fs.NArg() == 1 && isStudyFile(fs.Arg(0))) {
 		return renderStudies(fs.Args(), stdout)
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("give one result file: headroom render testdata/results/TestLoad_Smoke/users=20.json")
+	switch *format {
+	case "md", "markdown":
+		if fs.NArg() != 1 {
+			return fmt.Errorf("give one result file: headroom render testdata/results/TestLoad_Smoke/users=20.json")
+		}
+	case "json", "junit":
+		if fs.NArg() < 1 {
+			return fmt.Errorf("give result files: headroom render -format %s RESULT.json [RESULT.json]", *format)
+		}
+	default:
+		return fmt.Errorf("-format %q: give md, json or junit", *format)
 	}
-	res, err := loadtest.ReadResult(fs.Arg(0))
-	if err != nil {
+	var results []*loadtest.Result
+	for _, p := range fs.Args() {
+		res, err := loadtest.ReadResult(p)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	switch *format {
+	case "json":
+		var v any
+		if len(results) == 1 {
+			v = report.Summarize(results[0])
+		} else {
+			sums := make([]report.Summary, len(results))
+			for i, r := range results {
+				sums[i] = report.Summarize(r)
+			}
+			v = sums
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	case "junit":
+		b, err := report.JUnit(results...)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(b)
 		return err
 	}
-	_, err = io.WriteString(stdout, res.Markdown())
+	_, err := io.WriteString(stdout, results[0].Markdown())
 	return err
 }
 

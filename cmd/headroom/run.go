@@ -17,6 +17,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/report"
 )
 
 // headerFlags collects repeated -header "Name: value" flags.
@@ -56,7 +57,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	insecure := fl.Bool("insecure", false, "skip TLS verification (loopback targets only)")
 	allowRemote := fl.Bool("allow-remote", false, "allow a target that is not on loopback: you must own it")
 	seed := fl.Uint64("seed", 1, "random seed")
-	out := fl.String("o", "", "write the result JSON here (and the Markdown report beside it)")
+	out := fl.String("o", "", "write the result JSON here (and the Markdown and HTML reports beside it)")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
@@ -134,6 +135,9 @@ func runCmd(args []string, stdout io.Writer) error {
 		}
 		md := strings.TrimSuffix(*out, ".json") + ".md"
 		if werr := os.WriteFile(md, []byte(res.Markdown()), 0o644); werr != nil {
+			return werr
+		}
+		if werr := report.WriteHTML(res, *out); werr != nil {
 			return werr
 		}
 	}
