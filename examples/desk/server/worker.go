@@ -33,6 +33,10 @@ func (s *Server) runWorker(ctx context.Context) {
 	defer tick.Stop()
 	expire := time.NewTicker(s.cfg.PresenceTTL / 2)
 	defer expire.Stop()
+	select { // a first pass, for the backlog
+	case s.wake <- struct{}{}:
+	default:
+	}
 	if s.cfg.MailURL == "" {
 		s.log.Warn("desk: DESK_MAIL_URL is empty: outgoing email is marked sent without being sent")
 	}
