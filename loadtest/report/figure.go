@@ -77,6 +77,10 @@ func (f *Figure) render(format string) (out []byte, err error) {
 	if h == 0 {
 		h = defaultH
 	}
+	// A long legend makes the figure taller rather than run off its foot.
+	if need := f.Legend.Rectangle(draw.Canvas{}).Size().Y + 12*vg.Millimeter; need > h {
+		h = need
+	}
 	c, err := draw.NewFormattedCanvas(w, h, format)
 	if err != nil {
 		return nil, err
@@ -143,6 +147,8 @@ func newPlot(title, x, y string) *plot.Plot {
 		a.Tick.Label.Font = withSize(sans, 9)
 		a.Padding = 2 * vg.Millimeter
 	}
+	p.X.Tick.Marker = shortTicks{}
+	p.Y.Tick.Marker = shortTicks{}
 	g := plotter.NewGrid()
 	g.Vertical.Color = color.Gray{Y: 225}
 	g.Horizontal.Color = color.Gray{Y: 225}
@@ -385,6 +391,20 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if labelled < 2 {
 		for i := range ticks {
 			ticks[i].Label = t.label(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+// shortTicks are gonum's default ticks labelled shortly: "250", not
+// "250.00".
+type shortTicks struct{}
+
+func (shortTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = num(ticks[i].Value)
 		}
 	}
 	return ticks

@@ -668,7 +668,7 @@ func DelayPlots(res *loadtest.Result) ([]*Figure, []string) {
 			continue
 		}
 		ticks := plot.ConstantTicks{}
-		for _, q := range []float64{0, 50, 90, 99, 99.9, 99.99, 100} {
+		for _, q := range []float64{0, 50, 90, 99, 99.9, 100} {
 			label := num(q)
 			if q == 100 {
 				label = "max"

@@ -411,3 +411,26 @@ func TestIndex(t *testing.T) {
 		assert.NoError(t, err, "link %s", m[1])
 	}
 }
+
+func TestLongLegendGrowsTheFigure(t *testing.T) {
+	res := fixture(t)
+	tl := res.Timeline
+	for i := range 30 {
+		k := *tl.Kinds[1]
+		k.Kind = "kind-" + strconv.Itoa(i)
+		tl.Kinds = append(tl.Kinds, &k)
+	}
+	figs, _ := TimelinePlots(res, "tools/call")
+	require.Len(t, figs, 3)
+	f := figs[1]
+	require.Equal(t, "timeline-latency", f.Name)
+	svg, err := f.SVG()
+	require.NoError(t, err)
+	m := regexp.MustCompile(`viewBox="0 0 ([0-9.]+) ([0-9.]+)"`).FindSubmatch(svg)
+	require.NotNil(t, m)
+	h, _ := strconv.ParseFloat(string(m[2]), 64)
+	need := f.Legend.Rectangle(draw.Canvas{}).Size().Y.Points()
+	assert.Greater(t, h, need, "the legend's %d entries fit in the figure's height", 3+1+31)
+	assert.Greater(t, h, defaultH.Points())
+	assert.Contains(t, texts(svg), "p95 kind-29")
+}
