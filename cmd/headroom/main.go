@@ -8,7 +8,7 @@
 //	headroom history [DIR|FILE...]          capacity over time, one line per run
 //	headroom history add [-note TEXT] RESULT.json...  append rows to the capacity history
 //	headroom history show [-scenario NAME]  the capacity history as a report's table
-//	headroom report  RESULT.json|DIR        the HTML report of a result, or of every result under DIR and its index.html
+//	headroom report  [RESULT.json|DIR]      the HTML report of a result, or of every result under DIR and its index.html
 //	headroom plot    [-what W] -o OUT.svg RESULT.json  a result's plots as SVG or PNG
 //	headroom baseline -o GOLDEN.json RESULT.json...  a baseline from results
 //	headroom run     -url URL [flags]       drive a step ladder against URL
@@ -61,11 +61,12 @@ commands:
   history show [-scenario NAME] [-format md|text] [-file FILE]
                                   the capacity history as a report's table, newest first, with the change
                                   against the previous comparable row and what changed
-  report  [-o OUT] RESULT.json|DIR
+  report  [-o OUT] [RESULT.json|DIR]
                                   write a result's HTML report beside it (<base>.html: verdict, command, capacity
                                   table, plots, checks, environment, links to logs and profiles; self-contained);
                                   for a DIR, the report of every result under it and DIR/index.html over them all
-                                  (by scenario, with the capacity history and A/B comparisons found there)
+                                  (by scenario, with the capacity history and A/B comparisons found there);
+                                  DIR defaults to testdata/results
   plot    [-what W] [-kind K] [-format svg|png] [-o OUT] RESULT.json
                                   draw a result's plots: W is latency (default; p50/p95/p99 of the primary kind by
                                   level, SLO and capacity marked), throughput, knee, timeline, resources, delays or

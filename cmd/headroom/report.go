@@ -19,10 +19,17 @@ func reportCmd(args []string, stdout io.Writer) error {
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
-	if fl.NArg() != 1 {
+	if fl.NArg() > 1 {
 		return fmt.Errorf("give one result file or directory: headroom report testdata/results")
 	}
 	arg := fl.Arg(0)
+	if arg == "" {
+		root, err := loadtest.ModuleRoot()
+		if err != nil {
+			return fmt.Errorf("give a result file or directory: no module root here to find testdata/results under")
+		}
+		arg = filepath.Join(root, "testdata", "results")
+	}
 	st, err := os.Stat(arg)
 	if err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestReportCommand(t *testing.T) {
 	assert.Contains(t, string(index), `href="TestLoad_Smoke/b.html"`)
 	assert.Contains(t, stdout.String(), "(2 results)")
 
-	assert.Equal(t, exitUsage, run([]string{"report"}, &stdout, &stderr))
+	assert.Equal(t, exitUsage, run([]string{"report", a, b}, &stdout, &stderr))
 	assert.Equal(t, exitUsage, run([]string{"report", filepath.Join(dir, "missing.json")}, &stdout, &stderr))
 }
 

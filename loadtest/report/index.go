@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -291,6 +292,11 @@ func historyPlot(ordered []history.Row, scenario string) []byte {
 	ticks := plot.ConstantTicks{}
 	for i, r := range rows {
 		xy := plotter.XY{X: float64(i + 1), Y: r.Capacity}
+		if i > 0 && !r.Comparable {
+			// Rows that do not compare (another plan, environment
+			// class, a new baseline) are not joined.
+			xys = append(xys, plotter.XY{X: float64(i) + 0.5, Y: math.NaN()})
+		}
 		xys = append(xys, xy)
 		marks[r.Verdict] = append(marks[r.Verdict], xy)
 		label := shortCommit(r.Commit)
@@ -299,7 +305,7 @@ func historyPlot(ordered []history.Row, scenario string) []byte {
 		}
 		ticks = append(ticks, plot.Tick{Value: float64(i + 1), Label: label})
 	}
-	addSeries(p, &leg, "capacity", xys, colour(0), nil, false)
+	addSeries(p, &leg, "capacity (joined where comparable)", xys, colour(0), nil, true)
 	addVerdicts(p, &leg, marks, "")
 	if len(ticks) > 12 {
 		for i := range ticks {
