@@ -47,10 +47,11 @@ const usage = `usage: headroom <command> [flags] [args]
 
 commands:
   render  RESULT.json             print the Markdown capacity report of a result
-  render  -format json|junit RESULT.json...
+  render  -format json|junit RESULT.json|DIR...
                                   a summary for CI: JSON (scenario, verdict, capacity, first failure, each step's
                                   level, verdict, rates and primary-kind latency, violations, invalid reasons;
-                                  an array with several results), or JUnit XML (a suite per result, a case per step)
+                                  an array with several results or a DIR), or JUnit XML (a suite per result, a case
+                                  per step) of the results given or found under each DIR
   render  -studies [DIR|FILE...]  print the runtime-studies page of study files (study.json), or of every one
                                   under DIR (default testdata/results); exit 1 when a study's reading failed
   compare BASE.json NEW.json      compare NEW with BASE (a result or a baseline); exit 1 on a regression

@@ -101,6 +101,14 @@ func TestRenderJSONRoundTrips(t *testing.T) {
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &many))
 	assert.Len(t, many, 2)
 
+	// A directory: every result under it, other JSON left out.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.json"), []byte(`{"name":"x"}`), 0o644))
+	stepped(t, filepath.Join(dir, "sub"), "b.json")
+	stdout.Reset()
+	require.NoError(t, render([]string{"-format", "json", dir}, &stdout))
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &many))
+	assert.Len(t, many, 2)
+
 	assert.Error(t, render([]string{"-format", "yaml", a}, &stdout))
 }
 

@@ -24,7 +24,7 @@ import (
 func render(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	studies := fs.Bool("studies", false, "render the runtime studies page of the study files given, or of every study file under the directories given (default testdata/results)")
-	format := fs.String("format", "md", "md: the Markdown capacity report of one result; json: a machine-readable summary (an array with several results); junit: JUnit XML, a test case per step")
+	format := fs.String("format", "md", "md: the Markdown capacity report of one result; json: a machine-readable summary (an array with several results or a directory); junit: JUnit XML, a test case per step (of every result under a directory given)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,13 +38,24 @@ func render(args []string, stdout io.Writer) error {
 		}
 	case "json", "junit":
 		if fs.NArg() < 1 {
-			return fmt.Errorf("give result files: headroom render -format %s RESULT.json [RESULT.json]", *format)
+			return fmt.Errorf("give result files or directories: headroom render -format %s testdata/results", *format)
 		}
 	default:
 		return fmt.Errorf("-format %q: give md, json or junit", *format)
 	}
 	var results []*loadtest.Result
 	for _, p := range fs.Args() {
+		if st, err := os.Stat(p); err == nil && st.IsDir() && *format != "md" && *format != "markdown" {
+			// Every result under a directory, for CI.
+			entries, err := report.FindResults(p)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				results = append(results, e.Result)
+			}
+			continue
+		}
 		res, err := loadtest.ReadResult(p)
 		if err != nil {
 			return err
