@@ -39,7 +39,7 @@ type desk struct {
 }
 
 // seeded returns a fresh database holding deskseed.Short.
-func seeded(t *testing.T) *desk {
+func seeded(t testing.TB) *desk {
 	t.Helper()
 	url := pg.Database(t)
 	pool, err := pgxpool.New(context.Background(), url)
@@ -54,7 +54,7 @@ func seeded(t *testing.T) *desk {
 
 // start runs a desk on d's database on a loopback port, with the changes
 // of mutate, and returns its base URL; it is closed at the test's end.
-func (d *desk) start(t *testing.T, mutate func(*server.Config)) (*server.Server, string) {
+func (d *desk) start(t testing.TB, mutate func(*server.Config)) (*server.Server, string) {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.DatabaseURL = d.url
@@ -103,7 +103,7 @@ func (d *desk) call(t *testing.T, method, url string, agent int64, body any, out
 	return resp.StatusCode
 }
 
-func (d *desk) count(t *testing.T, q string, args ...any) int64 {
+func (d *desk) count(t testing.TB, q string, args ...any) int64 {
 	t.Helper()
 	var n int64
 	require.NoError(t, d.pool.QueryRow(context.Background(), q, args...).Scan(&n), q)
