@@ -81,6 +81,10 @@ type Config struct {
 	// outbox rows sent without sending. Only loopback addresses are
 	// dialled, unless MailAllowPrivate.
 	MailURL string
+	// MailToken, when set, is sent as "Authorization: Bearer <token>" with
+	// each POST to MailURL (DESK_MAIL_TOKEN), for a stand-in that wants one
+	// (the mock upstream with bearer auth); default none.
+	MailToken string
 	// MailAllowPrivate lets MailURL resolve to a private network address
 	// (10/8, 172.16/12, 192.168/16, fc00::/7), as on a container network
 	// (DESK_MAIL_ALLOW_PRIVATE=1); default off. Public addresses are
@@ -194,6 +198,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	dur("DESK_KEEPALIVE_INTERVAL", &c.KeepaliveInterval)
 	dur("DESK_PRESENCE_TTL", &c.PresenceTTL)
 	str("DESK_MAIL_URL", &c.MailURL)
+	str("DESK_MAIL_TOKEN", &c.MailToken)
 	flag("DESK_MAIL_ALLOW_PRIVATE", &c.MailAllowPrivate)
 	dur("DESK_OUTBOX_INTERVAL", &c.OutboxInterval)
 	integer("DESK_PAGE_SIZE", &c.PageSize)

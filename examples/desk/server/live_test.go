@@ -86,7 +86,8 @@ func TestLiveOff(t *testing.T) {
 
 // TestWorkerSendsOutbox runs a web process and a worker process: a reply
 // written on the web process is sent by the worker to DESK_MAIL_URL (a
-// loopback stand-in) and stamped sent; the worker serves no API.
+// loopback stand-in, with DESK_MAIL_TOKEN) and stamped sent; the worker
+// serves no API.
 func TestWorkerSendsOutbox(t *testing.T) {
 	d := seeded(t)
 	var mu sync.Mutex
@@ -94,6 +95,10 @@ func TestWorkerSendsOutbox(t *testing.T) {
 	mail := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var m map[string]any
 		b, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Authorization") != "Bearer mail-token" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
 		if json.Unmarshal(b, &m) != nil || r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusBadRequest)
 			return
@@ -115,7 +120,7 @@ func TestWorkerSendsOutbox(t *testing.T) {
 
 	_, worker := d.start(t, func(c *server.Config) {
 		c.Role = server.RoleWorker
-		c.MailURL = mail.URL + "/send"
+		c.MailURL, c.MailToken = mail.URL+"/send", "mail-token"
 		c.OutboxInterval = time.Hour // woken by the reply's NOTIFY or its first pass
 	})
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 1 }, 10*time.Second, 10*time.Millisecond)

@@ -130,6 +130,9 @@ func (s *Server) mail(ctx context.Context, m mailMessage) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if s.cfg.MailToken != "" {
+		req.Header.Set("Authorization", "Bearer "+s.cfg.MailToken)
+	}
 	resp, err := s.mailClient.Do(req)
 	if err != nil {
 		return err
