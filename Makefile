@@ -31,11 +31,11 @@ scenarios-short: images ## every load scenario in -short mode (under a minute of
 load: images ## the main job: the smoke scenario at full size (knobs: USERS, RAMP, HOLD, LOADTEST_BACKEND)
 	$(GO) test -tags load -count=1 -timeout 2h -v -run '$(LOADRUN)' ./loadtest/scenarios/
 
-deps: ## install what a fresh Debian machine lacks: PostgreSQL's server binaries (the local backend and the images use them)
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
-	  echo "installing PostgreSQL's server binaries (apt-get install postgresql-15)"; \
+deps: ## install what a fresh Debian machine lacks: PostgreSQL's server binaries and PgBouncer (the local backend and the images use them)
+	@{ ls /usr/lib/postgresql/*/bin/initdb && { command -v pgbouncer || ls /usr/sbin/pgbouncer; }; } >/dev/null 2>&1 || { \
+	  echo "installing PostgreSQL's server binaries and PgBouncer (apt-get install postgresql-15 pgbouncer)"; \
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq postgresql-15 >/dev/null; }
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq postgresql-15 pgbouncer >/dev/null; }
 
 images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL) when Docker answers; cached by content hash
 	$(GO) run ./fixtures/cmd/images

@@ -41,6 +41,9 @@ const (
 	KindUpstream = "upstream"
 	// KindProxy is the proxy in front of the target, such as Caddy.
 	KindProxy = "proxy"
+	// KindPooler is a connection pooler in front of the database, such as
+	// PgBouncer.
+	KindPooler = "pooler"
 )
 
 // Component is one part of the stack under test.
