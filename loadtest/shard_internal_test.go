@@ -77,7 +77,7 @@ func TestShardScheduleUnion(t *testing.T) {
 	ramps, end := ladderRamps(t0, 500*time.Millisecond,
 		Step{Level: 50, Ramp: time.Second, Hold: 2 * time.Second},
 		Step{Level: 137, Ramp: 700 * time.Millisecond, Hold: 2 * time.Second},
-		Step{Level: 20, Hold: time.Second}, // a jump down
+		Step{Level: 20, Hold: time.Second},  // a jump down
 		Step{Level: 300, Hold: time.Second}) // a jump up
 	weights := []float64{3, 1, 0.5}
 	for _, poisson := range []bool{false, true} {
