@@ -51,8 +51,9 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`)
 // Manifests returns the YAML documents of the run: a ConfigMap holding the
 // start instant and the shard count, and an Indexed Job (completion index
 // = shard index, completions = parallelism = Shards, no retries: a
-// restarted shard would begin late) whose pods print their results to
-// their logs, spread over nodes where possible.
+// restarted shard would begin late; a failed shard fails its own index, not
+// the Job's other pods) whose pods print their results to their logs,
+// spread over nodes where possible.
 func Manifests(j Job) ([]byte, error) {
 	var errs []error
 	if !dnsLabel.MatchString(j.Name) {
@@ -115,10 +116,14 @@ func Manifests(j Job) ([]byte, error) {
 	job := obj{
 		"apiVersion": "batch/v1", "kind": "Job", "metadata": meta(),
 		"spec": obj{
-			"completionMode":        "Indexed",
-			"completions":           j.Shards,
-			"parallelism":           j.Shards,
-			"backoffLimit":          0,
+			"completionMode": "Indexed",
+			"completions":    j.Shards,
+			"parallelism":    j.Shards,
+			// No retry (a restarted shard would begin late), and a failed
+			// shard fails its index only: the others run on, and the
+			// merge names the missing one.
+			"backoffLimitPerIndex":  0,
+			"maxFailedIndexes":      j.Shards,
 			"activeDeadlineSeconds": int64(j.Deadline.Seconds()),
 			"template": obj{
 				"metadata": obj{"labels": labels},

@@ -48,7 +48,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 	if spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion ||
 		spec.Completions == nil || *spec.Completions != 3 || spec.Parallelism == nil || *spec.Parallelism != 3 ||
-		spec.BackoffLimit == nil || *spec.BackoffLimit != 0 || spec.ActiveDeadlineSeconds == nil || *spec.ActiveDeadlineSeconds != 1800 {
+		spec.BackoffLimit != nil || spec.BackoffLimitPerIndex == nil || *spec.BackoffLimitPerIndex != 0 ||
+		spec.MaxFailedIndexes == nil || *spec.MaxFailedIndexes != 3 || spec.ActiveDeadlineSeconds == nil || *spec.ActiveDeadlineSeconds != 1800 {
 		t.Errorf("Job spec: %+v", spec)
 	}
 	pod := spec.Template.Spec
