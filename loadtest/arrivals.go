@@ -103,6 +103,12 @@ const queueLen = 4096
 
 // Start implements Workload.
 func (a *Arrivals) Start(ctx context.Context, rec *Recorder, seed uint64) Driver {
+	return a.startShard(ctx, rec, seed, Shard{})
+}
+
+// startShard starts the workload as one shard of the schedule: every shard
+// computes the whole schedule of the seed and dispatches its own slice.
+func (a *Arrivals) startShard(ctx context.Context, rec *Recorder, seed uint64, sh Shard) Driver {
 	env := runEnv{rec: rec, seed: seed}
 	d := &arrivals{
 		cfg:    *a,
@@ -126,6 +132,7 @@ func (a *Arrivals) Start(ctx context.Context, rec *Recorder, seed uint64) Driver
 		opts[i] = dist.Weighted[int]{Weight: k.Weight, Value: i}
 	}
 	d.choice, _ = dist.NewChoice(opts...) // validated
+	d.pace = pacer{rng: d.rng, choice: d.choice, poisson: a.Poisson, shard: sh}
 	d.ctx, d.cancel = context.WithCancelCause(ctx)
 	go d.schedule()
 	return d
@@ -140,6 +147,7 @@ type arrivals struct {
 	rng    *rand.Rand
 	choice dist.Choice[int]
 	kinds  []int // recorder index of each Mix entry
+	pace   pacer // used by the scheduler's goroutine only
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -163,6 +171,8 @@ type job struct {
 
 func (d *arrivals) Ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
 
+func (d *arrivals) rampAt(level float64, dur time.Duration, at time.Time) { d.lvl.set(level, dur, at) }
+
 func (d *arrivals) InFlight() int64 { return d.inflight.Load() }
 
 func (d *arrivals) Stop() {
@@ -174,20 +184,20 @@ func (d *arrivals) Stop() {
 
 // schedule is the pacer: it computes each arrival's intended time from the
 // level, sleeps until then and hands the arrival to a worker. It never waits
-// for a worker, so a slow target cannot slow the schedule down.
+// for a worker, so a slow target cannot slow the schedule down. A shard
+// sleeps until every arrival of the whole schedule, its own or not, so that
+// a level change lands between the same two arrivals in every shard.
 func (d *arrivals) schedule() {
 	defer close(d.doneCh)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	next := time.Now()
-	need := d.gap()
+	d.pace.need = d.pace.gap()
 	for {
 		r, changed := d.lvl.get()
-		at, ok := nextArrival(r, next, need)
+		at, ok := d.pace.plan(r)
 		if !ok { // no load until the level changes
 			select {
 			case <-changed:
-				next = time.Now()
 				continue
 			case <-d.ctx.Done():
 				return
@@ -198,26 +208,78 @@ func (d *arrivals) schedule() {
 			select {
 			case <-timer.C:
 			case <-changed:
-				// Re-plan from now under the new level.
+				// Re-plan under the new level.
 				if !timer.Stop() {
 					<-timer.C
 				}
-				next = time.Now()
 				continue
 			case <-d.ctx.Done():
 				return
 			}
 		}
-		next, need = at, d.gap()
-		d.dispatch(at)
+		if mix, own := d.pace.take(at); own {
+			d.dispatch(at, mix)
+		}
 	}
+}
+
+// pacer is the arrival schedule as a pure computation: from the seed's
+// random stream and the level's ramps it yields every arrival's intended
+// time and kind, the same in every shard, and says which arrivals are the
+// shard's own (arrival i belongs to shard i mod Count).
+type pacer struct {
+	rng     *rand.Rand
+	choice  dist.Choice[int]
+	poisson bool
+	shard   Shard
+
+	next time.Time // the previous arrival's time
+	need float64   // work (in arrivals) until the next arrival
+	n    uint64    // arrivals so far
+}
+
+// plan returns the next arrival's time under the ramp r. A ramp's start
+// resets the schedule: the work towards the next arrival done before it is
+// dropped and the arrival planned from the start, wherever the pacer was —
+// so the schedule depends on the ramps' instants, not on when they were
+// set. Before a ramp set ahead starts, the ramp before it is in force.
+func (p *pacer) plan(r rampState) (time.Time, bool) {
+	from := p.next
+	if from.Before(r.start) {
+		if r.prev != nil {
+			if at, ok := nextArrival(*r.prev, later(from, r.prev.start), p.need); ok && at.Before(r.start) {
+				return at, true
+			}
+		}
+		from = r.start
+	}
+	return nextArrival(r, from, p.need)
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// take consumes the arrival at at: draws the next gap and the arrival's
+// kind (for every arrival, so the random stream is the same in every
+// shard) and reports whether the arrival is the shard's.
+func (p *pacer) take(at time.Time) (mix int, own bool) {
+	p.next, p.need = at, p.gap()
+	mix = p.choice.Pick(p.rng)
+	own = p.shard.owns(p.n)
+	p.n++
+	return mix, own
 }
 
 // gap returns the work (in arrivals) until the next arrival: 1 for constant
 // spacing, an exponential draw for a Poisson process.
-func (d *arrivals) gap() float64 {
-	if d.cfg.Poisson {
-		return d.rng.ExpFloat64()
+func (p *pacer) gap() float64 {
+	if p.poisson {
+		return p.rng.ExpFloat64()
 	}
 	return 1
 }
@@ -256,9 +318,9 @@ func nextArrival(r rampState, from time.Time, need float64) (time.Time, bool) {
 	}
 }
 
-// dispatch begins the arrival intended at at and hands it to a worker.
-func (d *arrivals) dispatch(at time.Time) {
-	mix := d.choice.Pick(d.rng)
+// dispatch begins the arrival of Mix[mix] intended at at and hands it to a
+// worker.
+func (d *arrivals) dispatch(at time.Time, mix int) {
 	s := d.rec.begin(d.kinds[mix], at)
 	d.inflight.Add(1)
 	d.rec.offer(s, true)

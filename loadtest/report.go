@@ -45,6 +45,7 @@ func (res *Result) Markdown() string {
 		p("; target pinned to %s on the %s backend", formatLimits(t.CPUs, t.Memory), t.Backend)
 	}
 	p(".\n\n")
+	p("%s", shardLines(res))
 
 	primary := res.primaryKind()
 	comps := res.components()

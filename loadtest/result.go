@@ -68,6 +68,10 @@ type Result struct {
 	Findings []Finding `json:"findings,omitempty"`
 	// Timeline is the run window by window, when kept (Scenario.SeriesEvery).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Shard is the shard of a sharded run this result is (Scenario.Shard);
+	// Shards lists every shard of a result merged from shards.
+	Shard  *ShardInfo  `json:"shard,omitempty"`
+	Shards []ShardInfo `json:"shards,omitempty"`
 	// Baseline is the comparison with the committed baseline, when made.
 	Baseline *Comparison `json:"baseline,omitempty"`
 }

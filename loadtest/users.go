@@ -64,8 +64,15 @@ func (w *Users) Model() string { return "users" }
 
 // Start implements Workload.
 func (w *Users) Start(ctx context.Context, rec *Recorder, seed uint64) Driver {
+	return w.startShard(ctx, rec, seed, Shard{})
+}
+
+// startShard starts the workload as one shard: of the users the level asks
+// for, it runs those whose ID is the shard's (ID mod Count = Index), each
+// with the same random sequence it would have in one process.
+func (w *Users) startShard(ctx context.Context, rec *Recorder, seed uint64, sh Shard) Driver {
 	env := runEnv{rec: rec, seed: seed}
-	d := &users{cfg: *w, env: env, lvl: newLevel()}
+	d := &users{cfg: *w, env: env, lvl: newLevel(), shard: sh}
 	d.ctx, d.cancel = context.WithCancelCause(ctx)
 	d.wg.Add(1)
 	go d.control()
@@ -190,16 +197,23 @@ type users struct {
 	cfg    Users
 	env    runEnv
 	lvl    *level
+	shard  Shard
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// global is the number of users of the whole run (all shards) the
+	// control loop has started and not stopped; users 0..global-1 run,
+	// the shard's own among them here.
+	global int
 
 	mu       sync.Mutex
-	active   []context.CancelFunc // by user ID; len is the current count
+	active   []context.CancelFunc // the shard's running users, by ID ascending
 	inflight atomic.Int64
 	wg       sync.WaitGroup
 }
 
 func (d *users) Ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
+
+func (d *users) rampAt(level float64, dur time.Duration, at time.Time) { d.lvl.set(level, dur, at) }
 
 func (d *users) InFlight() int64 { return d.inflight.Load() }
 
@@ -216,7 +230,7 @@ func (d *users) control() {
 	defer timer.Stop()
 	for {
 		r, changed := d.lvl.get()
-		n := d.count()
+		n := d.global
 		target := int(math.Round(r.to))
 		var wait time.Duration
 		switch {
@@ -228,7 +242,7 @@ func (d *users) control() {
 				return
 			}
 		case r.dur <= 0 || r.to == r.from:
-			wait = 0
+			wait = time.Until(r.start) // a jump, perhaps set ahead
 		default:
 			// The instant the ramp passes the level of the next user:
 			// user k of the change starts at start + dur·k/Δ.
@@ -252,22 +266,21 @@ func (d *users) control() {
 			}
 		}
 		if n < target {
-			d.startUser()
+			d.global++
+			if d.shard.owns(uint64(n)) {
+				d.startUser(n)
+			}
 		} else {
-			d.stopUser()
+			d.global--
+			if d.shard.owns(uint64(d.global)) {
+				d.stopUser()
+			}
 		}
 	}
 }
 
-func (d *users) count() int {
+func (d *users) startUser(id int) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.active)
-}
-
-func (d *users) startUser() {
-	d.mu.Lock()
-	id := len(d.active)
 	ctx, cancel := context.WithCancel(d.ctx)
 	d.active = append(d.active, cancel)
 	d.mu.Unlock()

@@ -62,15 +62,19 @@ type rampState struct {
 	from, to float64
 	start    time.Time
 	dur      time.Duration
+	// prev is the ramp before this one (without its own prev), in force
+	// until start: a ramp set ahead leaves the one before running.
+	prev *rampState
 }
 
-// at returns the level at time t.
+// at returns the level at time t: From before the ramp starts (a ramp may be
+// set ahead of its start, as aligned shards do), To once it has ended.
 func (r rampState) at(t time.Time) float64 {
-	if r.dur <= 0 || !t.Before(r.start.Add(r.dur)) {
-		return r.to
-	}
 	if t.Before(r.start) {
 		return r.from
+	}
+	if r.dur <= 0 || !t.Before(r.start.Add(r.dur)) {
+		return r.to
 	}
 	f := float64(t.Sub(r.start)) / float64(r.dur)
 	return r.from + (r.to-r.from)*f
@@ -88,9 +92,13 @@ type level struct {
 
 func newLevel() *level { return &level{changed: make(chan struct{})} }
 
-func (l *level) set(to float64, d time.Duration, now time.Time) {
+// set starts a ramp to to over d at at, which may lie ahead: until then the
+// level stays what the previous ramp makes it at at.
+func (l *level) set(to float64, d time.Duration, at time.Time) {
 	l.mu.Lock()
-	l.r = rampState{from: l.r.at(now), to: to, start: now, dur: d}
+	prev := l.r
+	prev.prev = nil
+	l.r = rampState{from: l.r.at(at), to: to, start: at, dur: d, prev: &prev}
 	close(l.changed)
 	l.changed = make(chan struct{})
 	l.mu.Unlock()

@@ -57,9 +57,17 @@ func runCmd(args []string, stdout io.Writer) error {
 	insecure := fl.Bool("insecure", false, "skip TLS verification (loopback targets only)")
 	allowRemote := fl.Bool("allow-remote", false, "allow a target that is not on loopback: you must own it")
 	seed := fl.Uint64("seed", 1, "random seed")
-	out := fl.String("o", "", "write the result JSON here (and the Markdown and HTML reports beside it)")
+	out := fl.String("o", "", "write the result JSON here (and the Markdown and HTML reports beside it); a shard rewrites it after every step")
+	shardFlag := fl.String("shard", "", "run as shard I of N generator processes (I from 0, e.g. 1/3): arrival i is sent by shard i mod N; merge the shards' results with headroom merge")
+	startAt := fl.String("start-at", "", "shards: the common start instant, RFC 3339 (e.g. 2026-12-01T12:00:00Z), a little ahead")
+	stepGap := fl.Duration("step-gap", 0, "shards: pause between a step's hold and the next ramp, for the step to drain (0 for the default 2s)")
+	emit := fl.Bool("emit-result", false, "print the result (after every step, and at the end) on stdout between BEGIN/END HEADROOM RESULT lines, for headroom merge to read from logs (kubectl logs)")
 	if err := fl.Parse(args); err != nil {
 		return err
+	}
+	sh, err := parseShard(*shardFlag, *startAt, *stepGap)
+	if err != nil {
+		return &exitError{exitUsage, err}
 	}
 	if *target == "" {
 		return errors.New("-url is required, e.g. -url http://127.0.0.1:8080/healthz")
@@ -107,12 +115,11 @@ func runCmd(args []string, stdout io.Writer) error {
 	}
 
 	kind := strings.ToLower(*method)
-	checks := []loadtest.Check{
-		loadtest.LatencyBelow(kind, 95, *p95),
-		loadtest.FailuresBelow(kind, *maxErr),
-	}
-	if *p99 > 0 {
-		checks = append(checks, loadtest.LatencyBelow(kind, 99, *p99))
+	checks := cliChecks(kind, *p95, *p99, *maxErr)
+	params := map[string]string{"url": *target, "method": *method, "rates": *rates, "ramp": ramp.String(), "hold": hold.String(),
+		"p95": p95.String(), "p99": p99.String(), "max-errors": strconv.FormatFloat(*maxErr, 'g', -1, 64)}
+	if sh.Count > 0 {
+		params["shard"] = fmt.Sprintf("%d/%d", sh.Index, sh.Count)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -122,9 +129,11 @@ func runCmd(args []string, stdout io.Writer) error {
 		Plan:     plan,
 		Checks:   checks,
 		Seed:     *seed,
-		Params:   map[string]string{"url": *target, "method": *method, "rates": *rates, "ramp": ramp.String(), "hold": hold.String()},
+		Params:   params,
 		System:   loadtest.System{Backend: "external"},
 		Logf:     func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
+		Shard:    sh,
+		OnStep:   keepStep(sh, *out, *emit, stdout),
 	})
 	if res == nil {
 		return err
@@ -141,9 +150,22 @@ func runCmd(args []string, stdout io.Writer) error {
 			return werr
 		}
 	}
-	fmt.Fprint(stdout, res.Markdown())
+	if *emit {
+		if werr := emitResult(stdout, res); werr != nil {
+			return werr
+		}
+	} else {
+		fmt.Fprint(stdout, res.Markdown())
+	}
 	if err != nil {
 		return &exitError{exitInvalid, fmt.Errorf("interrupted: %w (partial result kept)", err)}
+	}
+	if sh.Count > 0 {
+		// A shard's own verdict judges a slice of the load: the verdict is
+		// the merged result's. A shard that ran its plan succeeds, so that a
+		// Kubernetes Job does not fail, and stop the other shards, over it.
+		fmt.Fprintf(os.Stderr, "%s done (its own verdict %s is on a slice of the load; merge the shards' results with headroom merge for the run's)\n", sh, res.Verdict)
+		return nil
 	}
 	return verdictError(res)
 }

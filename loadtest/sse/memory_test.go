@@ -86,6 +86,7 @@ func sourceAddrs(first, k int) []netip.Addr {
 // pending with the stream's delivery timer armed, as after a user's call.
 func holdLean(tb testing.TB, addr string, n, expect int) held {
 	streams := make([]*sse.Stream, 0, n)
+	time.Sleep(1500 * time.Millisecond) // a previous measurement's pooled workers end
 	before := measure(tb)
 	g, err := sse.NewGroup(sse.Config{
 		URL:               "http://" + addr + "/events",
@@ -101,6 +102,9 @@ func holdLean(tb testing.TB, addr string, n, expect int) held {
 	for _, s := range streams {
 		s.Expect(expect)
 	}
+	// The workers that connected the streams (offstack's, pooled) end
+	// after a second without work: measure what the held streams keep.
+	time.Sleep(1500 * time.Millisecond)
 	after := measure(tb)
 	require.Equal(tb, int64(n), g.Stats().Connected)
 	return perStream(before, after, n)

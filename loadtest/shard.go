@@ -1,0 +1,308 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Shard makes a run one of Count generator processes (shards) that together
+// generate the scenario's load, for a load larger than one machine can
+// generate. Every shard runs the same scenario with the same seed and its
+// own Index; package loadtest/shard merges their results exactly into the
+// result one process would have written.
+//
+//   - Arrivals: every shard computes the whole schedule of the seed (times
+//     and kinds) and sends arrival i when i mod Count = Index, so the
+//     shards' arrivals together are the one-process schedule.
+//   - Users: user u runs on shard u mod Count, with the random sequence it
+//     has in one process (seed and u).
+//   - Time: the shards begin at StartAt and place every ramp and hold on
+//     wall-clock instants (StartAt plus the ladder's ramps, holds and Gaps),
+//     so their step windows coincide.
+//
+// A sharded plan must be a [Ladder], and every shard runs all its steps
+// (the merge stops the merged ladder where one process would have). A
+// [Knee] search decides each step from the step before, which would need a
+// coordinator between steps: it is refused.
+type Shard struct {
+	// Index is this shard's number, from 0 to Count-1 (the completion
+	// index of a Kubernetes Indexed Job).
+	Index int `json:"index"`
+	// Count is the number of shards; 0 means the run is not sharded.
+	// Count 1 is a run with aligned steps, comparable with sharded ones.
+	Count int `json:"count"`
+	// StartAt is the instant every shard begins the plan; required.
+	StartAt time.Time `json:"start_at"`
+	// Gap is the pause between a step's hold and the next step's ramp,
+	// during which the step's requests drain; default 2 s. The load stays
+	// at the step's level during it.
+	Gap time.Duration `json:"gap,omitempty"`
+	// MaxSkew bounds how late a shard may begin a hold (and how far apart
+	// the shards' holds may begin) before the step is invalid; default
+	// 100 ms.
+	MaxSkew time.Duration `json:"max_skew,omitempty"`
+}
+
+// ShardInfo records one shard of a sharded run in its result.
+type ShardInfo struct {
+	Shard
+	// Host is the shard's machine fingerprint (Environment.Host) and Name
+	// its host name (a pod's name on Kubernetes).
+	Host string `json:"host,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Steps is the number of steps the shard's result holds, Partial and
+	// Verdict its result's; a merged result sets them.
+	Steps   int     `json:"steps"`
+	Partial bool    `json:"partial,omitempty"`
+	Verdict Verdict `json:"verdict,omitempty"`
+}
+
+// WithDefaults returns s with its zero durations set to the defaults.
+func (s Shard) WithDefaults() Shard {
+	if s.Gap == 0 {
+		s.Gap = 2 * time.Second
+	}
+	if s.MaxSkew == 0 {
+		s.MaxSkew = 100 * time.Millisecond
+	}
+	return s
+}
+
+// String names the shard in messages: "shard 1 of 3" (indices from 0).
+func (s Shard) String() string { return fmt.Sprintf("shard %d of %d", s.Index, s.Count) }
+
+// owns reports whether arrival or user i is the shard's.
+func (s Shard) owns(i uint64) bool { return s.Count <= 1 || i%uint64(s.Count) == uint64(s.Index) }
+
+// shardable is a workload that can run a slice of its load.
+type shardable interface {
+	startShard(ctx context.Context, rec *Recorder, seed uint64, sh Shard) Driver
+}
+
+// rampAter is a driver whose ramps can be set ahead, on a wall-clock instant.
+type rampAter interface {
+	rampAt(level float64, d time.Duration, at time.Time)
+}
+
+// validate reports a shard the scenario cannot run.
+func (s Shard) validate(w Workload, p Plan) error {
+	if s.Count == 0 && s.Index == 0 && s.StartAt.IsZero() {
+		return nil
+	}
+	var errs []error
+	if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
+		errs = append(errs, fmt.Errorf("scenario: Shard %d of %d: give 0 <= Index < Count", s.Index, s.Count))
+	}
+	if s.StartAt.IsZero() {
+		errs = append(errs, errors.New("scenario: Shard.StartAt is zero; give every shard the same start instant, a little ahead (shards begin the plan then)"))
+	}
+	if s.Gap < 0 || s.MaxSkew < 0 {
+		errs = append(errs, fmt.Errorf("scenario: Shard.Gap %v and MaxSkew %v must be >= 0", s.Gap, s.MaxSkew))
+	}
+	if _, ok := w.(shardable); w != nil && !ok {
+		errs = append(errs, fmt.Errorf("scenario: the workload %T cannot be sharded; use loadtest.Arrivals or loadtest.Users", w))
+	}
+	if p != nil && ladderSteps(p) == nil {
+		errs = append(errs, fmt.Errorf("scenario: a sharded run needs a Ladder, not %s: a knee search decides each step from the merged step before, which would need a coordinator between steps; find the knee's region on one machine, then run a Ladder around it with shards", describePlan(p).Kind))
+	}
+	return errors.Join(errs...)
+}
+
+// ladderSteps returns a ladder plan's steps, nil for another plan.
+func ladderSteps(p Plan) []Step {
+	switch p := p.(type) {
+	case Ladder:
+		return p.Steps
+	case *Ladder:
+		return p.Steps
+	}
+	return nil
+}
+
+// startDriver starts the workload: a shard's slice of it when the run is
+// sharded.
+func (r *runner) startDriver(ctx context.Context) Driver {
+	if r.s.Shard.Count > 0 {
+		return r.s.Workload.(shardable).startShard(ctx, r.rec, r.s.Seed, r.s.Shard)
+	}
+	return r.s.Workload.Start(ctx, r.rec, r.s.Seed)
+}
+
+// shardInfo describes this process's shard for its result, nil when the
+// run is not sharded.
+func shardInfo(s Shard) *ShardInfo {
+	if s.Count == 0 {
+		return nil
+	}
+	name, _ := os.Hostname()
+	return &ShardInfo{Shard: s.WithDefaults(), Host: hostID(), Name: name}
+}
+
+// aligned runs every step of the ladder on wall-clock instants: step i
+// ramps at StartAt + the ramps, holds and gaps of the steps before it and
+// holds from the end of its ramp. Each ramp is set on the driver ahead of
+// its instant, while the step before holds, so that every shard's schedule
+// changes at the same point.
+func (r *runner) aligned(ctx, bg context.Context, drv Driver) error {
+	sh := r.s.Shard.WithDefaults()
+	steps := ladderSteps(r.s.Plan)
+	ra := drv.(rampAter)
+	at := sh.StartAt
+	if late := time.Since(at); late > 0 {
+		r.s.Logf("%s: started %v after the common start instant", sh, late.Round(time.Millisecond))
+	}
+	ra.rampAt(steps[0].Level, steps[0].Ramp, at)
+	for i, step := range steps {
+		holdAt := at.Add(step.Ramp)
+		endAt := holdAt.Add(step.Hold)
+		next := endAt.Add(sh.Gap)
+		if !sleepUntil(ctx, at) {
+			r.res.Partial = true
+			return ctx.Err()
+		}
+		r.setPhase(i, "ramp", step.Level)
+		if !sleepUntil(ctx, holdAt) {
+			r.res.Partial = true
+			return ctx.Err()
+		}
+		pre := time.Now()
+		go r.samples.sampleAt(bg, pre)
+		w := r.rec.open()
+		r.setPhase(i, "hold", step.Level)
+		start, cpu0 := time.Now(), processCPU()
+		if i+1 < len(steps) {
+			ra.rampAt(steps[i+1].Level, steps[i+1].Ramp, next)
+		}
+		completed := sleepUntil(ctx, endAt)
+		end, cpu1 := time.Now(), processCPU()
+		r.rec.close(w)
+		r.samples.sampleAt(bg, end)
+
+		r.setPhase(i, "drain", step.Level)
+		sr := r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)
+		if late := start.Sub(holdAt); late > sh.MaxSkew {
+			sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("%s began its hold %v after the common instant (bound %v): its window does not match the other shards'; start the shards earlier (-start-at) or lengthen the gap between steps (-step-gap) if the step before drained slowly",
+				sh, late.Round(time.Millisecond), sh.MaxSkew))
+			sr.Verdict = Invalid
+		}
+		if !completed {
+			sr.Verdict = Incomplete
+		}
+		r.res.Steps = append(r.res.Steps, sr)
+		r.s.Logf("%s", sr)
+		for _, v := range sr.invalidReasons() {
+			r.s.Logf("  invalid: %s", v)
+		}
+		if r.s.OnStep != nil {
+			r.s.OnStep(r.snapshot())
+		}
+		if !completed {
+			r.res.Partial = true
+			return ctx.Err()
+		}
+		at = next
+	}
+	return nil
+}
+
+// sleepUntil waits until t or until ctx is done, and reports whether t came.
+func sleepUntil(ctx context.Context, t time.Time) bool { return sleep(ctx, time.Until(t)) }
+
+// Judge evaluates checks on a step measured elsewhere — such as a step
+// merged from shards — and sets its Violations, Unjudged and Verdict: invalid
+// when the generator check (Self.Reasons) or a check's data says so, fail
+// when a check is violated, pass otherwise. An incomplete step stays so.
+func Judge(checks []Check, s *StepResult) {
+	s.Violations, s.Unjudged = nil, nil
+	for _, c := range checks {
+		switch err := c.Evaluate(s); {
+		case err == nil:
+		case errors.Is(err, ErrInsufficientData):
+			s.Unjudged = append(s.Unjudged, err.Error())
+		default:
+			s.Violations = append(s.Violations, err.Error())
+		}
+	}
+	switch {
+	case s.Verdict == Incomplete:
+	case len(s.invalidReasons()) > 0:
+		s.Verdict = Invalid
+	case len(s.Violations) > 0:
+		s.Verdict = Fail
+	default:
+		s.Verdict = Pass
+	}
+}
+
+// Summarise recomputes Capacity, FirstFailure and Verdict from the steps,
+// as Run does, for a result assembled from others (a merge of shards).
+func (res *Result) Summarise() { res.summarise() }
+
+// MergeKinds adds the figures of one request kind measured by several
+// generators into one exactly: outcome counts and bytes summed, latency
+// histograms added (so every percentile is that of all the samples
+// together), error samples pooled.
+func MergeKinds(parts ...*KindResult) (*KindResult, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("loadtest: no kind results to merge")
+	}
+	out := &KindResult{Kind: parts[0].Kind, Outcomes: map[Outcome]int64{}, hist: newHist()}
+	for _, p := range parts {
+		if p.Kind != out.Kind {
+			return nil, fmt.Errorf("loadtest: merging kind %q with kind %q", out.Kind, p.Kind)
+		}
+		for o, n := range p.Outcomes {
+			out.Outcomes[o] += n
+		}
+		out.Bytes += p.Bytes
+		out.Observed = out.Observed || p.Observed
+		for _, e := range p.Errors {
+			if len(out.Errors) < maxErrSamples && !slices.Contains(out.Errors, e) {
+				out.Errors = append(out.Errors, e)
+			}
+		}
+		if p.Histogram == "" {
+			continue
+		}
+		h, err := hdrhistogram.Decode([]byte(p.Histogram))
+		if err != nil {
+			return nil, fmt.Errorf("loadtest: kind %q: histogram: %w", p.Kind, err)
+		}
+		if dropped := out.hist.Merge(h); dropped > 0 {
+			return nil, fmt.Errorf("loadtest: kind %q: %d samples outside the histogram's range", p.Kind, dropped)
+		}
+	}
+	out.fill()
+	return out, nil
+}
+
+// shardLines says, for a report, which shard a result is or which shards
+// a merged result was generated by; "" for a run of one process.
+func shardLines(res *Result) string {
+	switch {
+	case len(res.Shards) > 0:
+		var parts []string
+		for _, s := range res.Shards {
+			where := "no result"
+			if s.Host != "" || s.Name != "" {
+				where = fmt.Sprintf("on %s (host %s), %d steps", s.Name, s.Host, s.Steps)
+				if s.Partial {
+					where += ", stopped early"
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", s.Index, where))
+		}
+		return fmt.Sprintf("Generated by %d shards starting at %s: %s.\n\n", len(res.Shards), res.Shards[0].StartAt.UTC().Format(time.RFC3339), strings.Join(parts, "; "))
+	case res.Shard != nil:
+		return fmt.Sprintf("%s of a sharded run starting at %s: this result holds its slice of the load; merge every shard's (headroom merge) for the run's.\n\n",
+			strings.ToUpper(res.Shard.String()[:1])+res.Shard.String()[1:], res.Shard.StartAt.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
