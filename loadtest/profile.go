@@ -144,6 +144,7 @@ func (c *capture) keep(sr *StepResult) {
 	for _, f := range c.files {
 		os.Remove(f.Path)
 	}
+	os.Remove(c.p.dir) // when nothing else is kept there
 }
 
 func (c *capture) fetch(ctx context.Context, src ProfileSource, kind, path string) {

@@ -85,6 +85,20 @@ func TestProfilesOfTheFirstBreach(t *testing.T) {
 		"the passing step's profiles are removed")
 }
 
+// TestProfilesOfAPassingRun leave nothing behind: no profile, no
+// directory.
+func TestProfilesOfAPassingRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "profiles")
+	res := run(t, loadtest.Scenario{
+		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: sleeper(time.Millisecond)}}},
+		Plan:     loadtest.Levels(0, 2*time.Second, 10),
+		Profiles: []loadtest.ProfileSource{{Component: "relay", URL: pprofServer(t)}}, ProfileDir: dir,
+	})
+	assert.Equal(t, loadtest.Pass, res.Verdict)
+	assert.Empty(t, res.Steps[0].Profiles)
+	assert.NoDirExists(t, dir)
+}
+
 // TestProfilesOfEveryHold keeps every hold's profiles with ProfileEvery
 // (LOAD_PROFILE=<dir>), and a source that does not serve pprof is named
 // in the log without stopping the run.
