@@ -13,7 +13,7 @@ BAD     ?= HEAD
 ABRUN   ?= TestLoad_Smoke/backend=local/db=postgres
 ABFLAGS ?= -short
 
-.PHONY: help deps test unit scenarios-short load images bench lint clean-results ab bisect bisect-step history history-add
+.PHONY: help deps test unit scenarios-short load images bench lint clean-results report ab bisect bisect-step history history-add
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -42,7 +42,7 @@ images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL)
 
 bench: ## benchmarks: generator CPU/request, saturation, held streams, recorder, seeding, upstream and relay costs
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./seed/ ./mockupstream/ ./examples/relay/...
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./seed/ ./mockupstream/ ./examples/relay/... ./examples/desk/...
 
 lint: ## gofmt, go vet (also with the load tag, and the core for darwin and windows), staticcheck, actionlint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
@@ -54,6 +54,9 @@ lint: ## gofmt, go vet (also with the load tag, and the core for darwin and wind
 	$(STATICCHECK) -tags load ./loadtest/scenarios/
 	cd examples/centrifugo && $(GO) vet -tags load ./... && $(STATICCHECK) -tags load ./...
 	$(ACTIONLINT)
+
+report: ## the HTML report of every result under testdata/results, and testdata/results/index.html over them
+	$(GO) run ./cmd/headroom report testdata/results
 
 clean-results: ## remove run outputs (testdata/results)
 	rm -rf testdata/results
