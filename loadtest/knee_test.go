@@ -86,8 +86,8 @@ func TestKneeSearchFindsTheKnee(t *testing.T) {
 				assert.NoError(t, res.Err())
 				md := res.Markdown()
 				assert.Contains(t, md, "## Knee")
-				assert.Contains(t, md, "| **"+formatLevel(res.Capacity)+"** | **pass — get p95")
-				assert.Contains(t, res.Ceiling(), "The ceiling is the SLO, with no resource near its limit: at "+formatLevel(res.FirstFailure)+", p95 of get < 100ms")
+				assert.Contains(t, md, "| **"+FormatLevel(res.Capacity)+"** | **pass — get p95")
+				assert.Contains(t, res.Ceiling(), "The ceiling is the SLO, with no resource near its limit: at "+FormatLevel(res.FirstFailure)+", p95 of get < 100ms")
 				trials := max(tc.plan.Trials, 1)
 				assert.LessOrEqual(t, len(res.Steps), 12*trials, "bounded probes")
 				for _, s := range res.Steps {
@@ -241,7 +241,7 @@ func TestCancelledRunResultIsPartial(t *testing.T) {
 }
 
 // formatLevel prints a level as reports do: thousands separated.
-func formatLevel(v float64) string {
+func FormatLevel(v float64) string {
 	s := strconv.FormatInt(int64(v), 10)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]

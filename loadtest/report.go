@@ -21,9 +21,9 @@ func (res *Result) Markdown() string {
 		unit = "Users"
 	}
 	p("# %s\n\n", res.Scenario)
-	p("**%s** — capacity **%s %s**", res.Verdict, formatLevel(res.Capacity), strings.ToLower(unit))
+	p("**%s** — capacity **%s %s**", res.Verdict, FormatLevel(res.Capacity), strings.ToLower(unit))
 	if res.FirstFailure > 0 {
-		p("; first failure at %s", formatLevel(res.FirstFailure))
+		p("; first failure at %s", FormatLevel(res.FirstFailure))
 	}
 	if res.Partial {
 		p(" (partial: interrupted)")
@@ -73,7 +73,7 @@ func (res *Result) Markdown() string {
 		if total > 0 {
 			errs = formatPct(float64(bad) / float64(total))
 		}
-		p("| %s | %.1f | %s | %s | %s | %s |", formatLevel(s.Step.Level), s.Achieved, formatDur(lat.P50), formatDur(lat.P95), formatDur(lat.P99), errs)
+		p("| %s | %.1f | %s | %s | %s | %s |", FormatLevel(s.Step.Level), s.Achieved, FormatLatency(lat.P50), FormatLatency(lat.P95), FormatLatency(lat.P99), errs)
 		for _, c := range comps {
 			p(" %s |", resourceCell(s, c))
 		}
@@ -94,7 +94,7 @@ func (res *Result) Markdown() string {
 				okps = float64(k.Outcomes[OK]) / secs
 			}
 			p("| %d | %s | %d | %.1f | %s | %s | %s | %s | %s | %s |\n", s.Index+1, k.Kind, k.Total(), okps,
-				formatDur(k.Latency.P50), formatDur(k.Latency.P95), formatDur(k.Latency.P99), formatDur(k.Latency.P999), formatDur(k.Latency.Max), formatOutcomes(k))
+				FormatLatency(k.Latency.P50), FormatLatency(k.Latency.P95), FormatLatency(k.Latency.P99), FormatLatency(k.Latency.P999), FormatLatency(k.Latency.Max), formatOutcomes(k))
 		}
 	}
 	if res.Plan.Kind == "knee" {
@@ -149,10 +149,10 @@ func (res *Result) kneeSection(p func(string, ...any), unit, primary string, com
 	steps := slices.Clone(res.Steps)
 	slices.SortStableFunc(steps, func(a, b *StepResult) int { return cmp.Compare(a.Step.Level, b.Step.Level) })
 	for _, s := range steps {
-		level, out := formatLevel(s.Step.Level), stepOutcome(s)
+		level, out := FormatLevel(s.Step.Level), stepOutcome(s)
 		if s.Verdict == Pass {
 			if k := s.Kind(primary); k != nil {
-				out = fmt.Sprintf("pass — %s p95 %s", primary, formatDur(k.Latency.P95))
+				out = fmt.Sprintf("pass — %s p95 %s", primary, FormatLatency(k.Latency.P95))
 			}
 		}
 		if s.Step.Level == res.Capacity && s.Verdict == Pass {
@@ -172,15 +172,15 @@ func (res *Result) kneeSection(p func(string, ...any), unit, primary string, com
 // it broke; or that the capacity is only a lower bound — no breach up to
 // the plan's top, or the harness reached its limit first.
 func (res *Result) Ceiling() string {
-	lvl := formatLevel(res.Capacity)
+	lvl := FormatLevel(res.Capacity)
 	for _, s := range res.Steps {
 		if s.Verdict == Invalid && res.Capacity == 0 {
 			return fmt.Sprintf("No capacity found: the generator or the harness reached its limit first at %s (%s).",
-				formatLevel(s.Step.Level), firstOr(s.invalidReasons(), "invalid"))
+				FormatLevel(s.Step.Level), firstOr(s.invalidReasons(), "invalid"))
 		}
 		if s.Verdict == Invalid {
 			return fmt.Sprintf("Capacity is a lower bound, ≥ %s: the generator or the harness reached its limit first at %s (%s).",
-				lvl, formatLevel(s.Step.Level), firstOr(s.invalidReasons(), "invalid"))
+				lvl, FormatLevel(s.Step.Level), firstOr(s.invalidReasons(), "invalid"))
 		}
 	}
 	if res.FirstFailure == 0 {
@@ -194,9 +194,9 @@ func (res *Result) Ceiling() string {
 			continue
 		}
 		if len(s.Saturated) > 0 {
-			return fmt.Sprintf("The ceiling is the target's resources: at %s, %s.", formatLevel(s.Step.Level), strings.Join(s.Saturated, "; "))
+			return fmt.Sprintf("The ceiling is the target's resources: at %s, %s.", FormatLevel(s.Step.Level), strings.Join(s.Saturated, "; "))
 		}
-		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", formatLevel(s.Step.Level), firstOr(s.Violations, "a check failed"))
+		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", FormatLevel(s.Step.Level), firstOr(s.Violations, "a check failed"))
 	}
 	return ""
 }
@@ -277,7 +277,9 @@ func formatOutcomes(k *KindResult) string {
 	return strings.Join(parts, ", ")
 }
 
-func formatLevel(v float64) string {
+// FormatLevel prints a load level as reports do: whole numbers with
+// thousands separators ("3,000"), others with one decimal.
+func FormatLevel(v float64) string {
 	if v == float64(int64(v)) {
 		s := fmt.Sprintf("%d", int64(v))
 		// Thousands separators, as capacity reports print them.
@@ -289,7 +291,9 @@ func formatLevel(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-func formatDur(d time.Duration) string {
+// FormatLatency prints a latency as reports do: "850 µs", "12.5 ms",
+// "340 ms", "1.2 s"; "–" for zero.
+func FormatLatency(d time.Duration) string {
 	switch {
 	case d == 0:
 		return "–"

@@ -431,24 +431,7 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 	for _, h := range harness {
 		sr.Self.Reasons = append(sr.Self.Reasons, "the harness, not the target, is near its limit: "+h)
 	}
-
-	for _, c := range r.s.Checks {
-		switch err := c.Evaluate(sr); {
-		case err == nil:
-		case errors.Is(err, ErrInsufficientData):
-			sr.Unjudged = append(sr.Unjudged, err.Error())
-		default:
-			sr.Violations = append(sr.Violations, err.Error())
-		}
-	}
-	switch {
-	case len(sr.invalidReasons()) > 0:
-		sr.Verdict = Invalid
-	case len(sr.Violations) > 0:
-		sr.Verdict = Fail
-	default:
-		sr.Verdict = Pass
-	}
+	Judge(r.s.Checks, sr)
 	return sr
 }
 

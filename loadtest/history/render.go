@@ -144,11 +144,11 @@ func table(rows []Row, scenario string) renderedTable {
 func headline(r Row) string {
 	switch {
 	case r.Capacity > 0 && r.LowerBound:
-		return "≥ " + formatLevel(r.Capacity)
+		return "≥ " + FormatLevel(r.Capacity)
 	case r.Capacity > 0:
-		return formatLevel(r.Capacity)
+		return FormatLevel(r.Capacity)
 	case r.FirstFailure > 0:
-		return "< " + formatLevel(r.FirstFailure)
+		return "< " + FormatLevel(r.FirstFailure)
 	}
 	return "—"
 }
@@ -222,7 +222,7 @@ func shortCommit(c string) string {
 
 // formatLevel prints a level as capacity reports do: thousands separated,
 // one decimal when not whole.
-func formatLevel(v float64) string {
+func FormatLevel(v float64) string {
 	if v != math.Trunc(v) || math.Abs(v) >= 1e15 {
 		return fmt.Sprintf("%.1f", v)
 	}

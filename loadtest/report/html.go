@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,9 +187,9 @@ func build(res *loadtest.Result, jsonPath string) *view {
 	if v.Verdict == "" {
 		v.Verdict, v.VClass = "unknown", "incomplete"
 	}
-	h := fmt.Sprintf("capacity %s %s", formatLevel(res.Capacity), v.Unit)
+	h := fmt.Sprintf("capacity %s %s", loadtest.FormatLevel(res.Capacity), v.Unit)
 	if res.FirstFailure > 0 {
-		h += fmt.Sprintf("; first failure at %s", formatLevel(res.FirstFailure))
+		h += fmt.Sprintf("; first failure at %s", loadtest.FormatLevel(res.FirstFailure))
 	}
 	if res.Partial {
 		h += " (partial: the run was interrupted or has not finished)"
@@ -226,11 +225,11 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		dir = filepath.Dir(jsonPath)
 	}
 	for _, s := range res.Steps {
-		row := stepRow{Index: s.Index + 1, Level: formatLevel(s.Step.Level), Offered: fmt.Sprintf("%.1f", s.Offered),
+		row := stepRow{Index: s.Index + 1, Level: loadtest.FormatLevel(s.Step.Level), Offered: fmt.Sprintf("%.1f", s.Offered),
 			Achieved: fmt.Sprintf("%.1f", s.Achieved), OK: fmt.Sprintf("%.1f", s.Throughput),
 			Verdict: string(s.Verdict), Class: string(s.Verdict), Outcome: stepOutcome(s)}
 		if k := s.Kind(v.Primary); k != nil {
-			row.P50, row.P95, row.P99 = formatDur(k.Latency.P50), formatDur(k.Latency.P95), formatDur(k.Latency.P99)
+			row.P50, row.P95, row.P99 = loadtest.FormatLatency(k.Latency.P50), loadtest.FormatLatency(k.Latency.P95), loadtest.FormatLatency(k.Latency.P99)
 		} else {
 			row.P50, row.P95, row.P99 = "–", "–", "–"
 		}
@@ -253,7 +252,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 			row.Profiles = append(row.Profiles, link{Text: p.Component + " " + p.Kind, Href: relLink(dir, p.Path)})
 		}
 		v.Steps = append(v.Steps, row)
-		v.StepHeads = append(v.StepHeads, fmt.Sprintf("step %d (%s)", s.Index+1, formatLevel(s.Step.Level)))
+		v.StepHeads = append(v.StepHeads, fmt.Sprintf("step %d (%s)", s.Index+1, loadtest.FormatLevel(s.Step.Level)))
 
 		for _, k := range s.Kinds {
 			if k.Total() == 0 {
@@ -263,16 +262,16 @@ func build(res *loadtest.Result, jsonPath string) *view {
 			if secs := s.Seconds(); secs > 0 {
 				okps = float64(k.Outcomes[loadtest.OK]) / secs
 			}
-			v.Kinds = append(v.Kinds, kindRow{Step: s.Index + 1, Level: formatLevel(s.Step.Level), Kind: k.Kind, Observed: k.Observed,
+			v.Kinds = append(v.Kinds, kindRow{Step: s.Index + 1, Level: loadtest.FormatLevel(s.Step.Level), Kind: k.Kind, Observed: k.Observed,
 				Requests: k.Total(), OKps: fmt.Sprintf("%.1f", okps),
-				P50: formatDur(k.Latency.P50), P90: formatDur(k.Latency.P90), P95: formatDur(k.Latency.P95), P99: formatDur(k.Latency.P99),
-				P999: formatDur(k.Latency.P999), Max: formatDur(k.Latency.Max), Mean: formatDur(k.Latency.Mean),
+				P50: loadtest.FormatLatency(k.Latency.P50), P90: loadtest.FormatLatency(k.Latency.P90), P95: loadtest.FormatLatency(k.Latency.P95), P99: loadtest.FormatLatency(k.Latency.P99),
+				P999: loadtest.FormatLatency(k.Latency.P999), Max: loadtest.FormatLatency(k.Latency.Max), Mean: loadtest.FormatLatency(k.Latency.Mean),
 				Outcomes: formatOutcomes(k), Errors: k.Errors})
 		}
 		sc := s.Self
-		sr := selfRow{Step: s.Index + 1, Level: formatLevel(s.Step.Level), Lag: formatDur(sc.ScheduleLagP99),
+		sr := selfRow{Step: s.Index + 1, Level: loadtest.FormatLevel(s.Step.Level), Lag: loadtest.FormatLatency(sc.ScheduleLagP99),
 			CPU: fmt.Sprintf("%.0f%%", sc.CPU*100), Dropped: fmt.Sprint(sc.Dropped), Unfinished: fmt.Sprint(sc.Unfinished),
-			Queued: formatDur(sc.QueuedP99) + " / " + formatDur(sc.QueuedMax), Reasons: sc.Reasons, Saturated: s.Saturated}
+			Queued: loadtest.FormatLatency(sc.QueuedP99) + " / " + loadtest.FormatLatency(sc.QueuedMax), Reasons: sc.Reasons, Saturated: s.Saturated}
 		sr.Mem = "–"
 		if sc.Memory > 0 {
 			sr.Mem = units.BytesSize(float64(sc.Memory))
@@ -432,7 +431,7 @@ func describePlan(p loadtest.PlanInfo) string {
 	case p.Kind == "ladder":
 		var lv []string
 		for _, s := range p.Steps {
-			lv = append(lv, formatLevel(s.Level))
+			lv = append(lv, loadtest.FormatLevel(s.Level))
 		}
 		hold := ""
 		if len(p.Steps) > 0 {
@@ -441,7 +440,7 @@ func describePlan(p loadtest.PlanInfo) string {
 		return fmt.Sprintf("ladder %s%s", strings.Join(lv, ", "), hold)
 	case p.Kind == "knee" && p.Knee != nil:
 		k := p.Knee
-		return fmt.Sprintf("knee search from %s by ×%g up to %s, ramp %v, hold %v", formatLevel(k.Start), k.Factor, formatLevel(k.Max), k.Ramp, k.Hold)
+		return fmt.Sprintf("knee search from %s by ×%g up to %s, ramp %v, hold %v", loadtest.FormatLevel(k.Start), k.Factor, loadtest.FormatLevel(k.Max), k.Ramp, k.Hold)
 	}
 	return p.Kind
 }
@@ -502,31 +501,6 @@ func formatOutcomes(k *loadtest.KindResult) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-func formatLevel(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		s := fmt.Sprintf("%d", int64(v))
-		for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-			s = s[:i] + "," + s[i:]
-		}
-		return s
-	}
-	return fmt.Sprintf("%.1f", v)
-}
-
-func formatDur(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "–"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%d µs", d.Microseconds())
-	case d < 100*time.Millisecond:
-		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-	case d < time.Second:
-		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
-	}
-	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
 func formatPct(f float64) string { return fmt.Sprintf("%.3g%%", f*100) }

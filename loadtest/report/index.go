@@ -146,13 +146,13 @@ func IndexHTML(dir string) ([]byte, error) {
 		htmlRel := strings.TrimSuffix(e.Path, ".json") + ".html"
 		_, herr := os.Stat(filepath.Join(dir, htmlRel))
 		row := indexRow{Path: filepath.ToSlash(e.Path), JSON: relLink("", e.Path), Href: relLink("", e.Path), HasHTML: herr == nil,
-			Verdict: string(res.Verdict), Capacity: formatLevel(res.Capacity) + " " + levelUnit(res),
+			Verdict: string(res.Verdict), Capacity: loadtest.FormatLevel(res.Capacity) + " " + levelUnit(res),
 			Commit: shortCommit(res.Provenance.Commit), Date: res.Start.UTC().Format("2006-01-02 15:04"), start: res.Start}
 		if row.HasHTML {
 			row.Href = relLink("", htmlRel)
 		}
 		if res.FirstFailure > 0 {
-			row.FirstFailure = formatLevel(res.FirstFailure)
+			row.FirstFailure = loadtest.FormatLevel(res.FirstFailure)
 		}
 		if res.Provenance.Dirty {
 			row.Commit += " (dirty)"
@@ -238,7 +238,7 @@ func historyGroups(rows []history.Row) []historyGroup {
 			index[r.Scenario] = i
 			out = append(out, historyGroup{Scenario: r.Scenario})
 		}
-		capText := formatLevel(r.Capacity)
+		capText := loadtest.FormatLevel(r.Capacity)
 		if r.LowerBound {
 			capText = "≥ " + capText
 		}

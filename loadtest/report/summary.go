@@ -157,7 +157,7 @@ func JUnit(results ...*loadtest.Result) ([]byte, error) {
 		}
 		knee := res.Plan.Kind == "knee" && res.Capacity > 0
 		for _, st := range res.Steps {
-			c := junitCase{Name: fmt.Sprintf("step %d (level %s %s)", st.Index+1, formatLevel(st.Step.Level), levelUnit(res)),
+			c := junitCase{Name: fmt.Sprintf("step %d (level %s %s)", st.Index+1, loadtest.FormatLevel(st.Step.Level), levelUnit(res)),
 				Classname: res.Scenario, Time: secs(st.Seconds()), SystemOut: st.String()}
 			switch st.Verdict {
 			case loadtest.Fail:
