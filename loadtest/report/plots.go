@@ -434,44 +434,53 @@ func TimelinePlots(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	fromZero(p)
 	figs = append(figs, &Figure{Name: "timeline-rates", Plot: p, Legend: leg})
 
-	p = newPlot("Latency over the run", x, "latency (ms, log scale)")
-	leg = newLegend()
-	addPhases(p, &leg, tl)
-	drawn := false
-	ci := 0
-	for _, ks := range tl.Kinds {
-		type pc struct {
-			name string
-			v    []int64
-		}
-		pcs := []pc{{"p95", ks.P95}}
-		if ks.Kind == kind {
-			pcs = []pc{{"p50", ks.P50}, {"p95", ks.P95}, {"p99", ks.P99}}
-		}
-		label := ks.Kind
-		if ks.Observed {
-			label += " (observed)"
-		}
-		for _, c := range pcs {
-			xys := timeXY(tl.T, n, func(i int) (float64, bool) {
-				if i >= len(c.v) || c.v[i] <= 0 {
-					return 0, false
+	// Requests and observed samples (fan-out delays) apart: their scales
+	// differ by orders of magnitude and one legend would not fit them all.
+	for _, part := range []struct {
+		title, name string
+		observed    bool
+	}{
+		{"Latency over the run", "timeline-latency", false},
+		{"Observed delays over the run", "timeline-observed", true},
+	} {
+		p = newPlot(part.title, x, "latency (ms, log scale)")
+		leg = newLegend()
+		addPhases(p, &leg, tl)
+		drawn := false
+		ci := 0
+		for _, ks := range tl.Kinds {
+			if ks.Observed != part.observed {
+				continue
+			}
+			type pc struct {
+				name string
+				v    []int64
+			}
+			pcs := []pc{{"p95", ks.P95}}
+			if ks.Kind == kind {
+				pcs = []pc{{"p50", ks.P50}, {"p95", ks.P95}, {"p99", ks.P99}}
+			}
+			for _, c := range pcs {
+				xys := timeXY(tl.T, n, func(i int) (float64, bool) {
+					if i >= len(c.v) || c.v[i] <= 0 {
+						return 0, false
+					}
+					return float64(c.v[i]) / 1000, true
+				})
+				var dash []vg.Length
+				if ks.Kind != kind {
+					dash = dashed
 				}
-				return float64(c.v[i]) / 1000, true
-			})
-			var dash []vg.Length
-			if ks.Kind != kind {
-				dash = dashed
+				if addSeries(p, &leg, c.name+" "+ks.Kind, xys, colour(ci), dash, false) {
+					drawn = true
+				}
+				ci++
 			}
-			if addSeries(p, &leg, c.name+" "+label, xys, colour(ci), dash, false) {
-				drawn = true
-			}
-			ci++
 		}
-	}
-	if drawn {
-		setLogY(p, msLabel)
-		figs = append(figs, &Figure{Name: "timeline-latency", Plot: p, Legend: leg})
+		if drawn {
+			setLogY(p, msLabel)
+			figs = append(figs, &Figure{Name: part.name, Plot: p, Legend: leg})
+		}
 	}
 
 	p = newPlot("Errors and requests in flight over the run", x, "requests (count)")

@@ -322,7 +322,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	} {
 		assert.Contains(t, s, want)
 	}
-	assert.Equal(t, 9, strings.Count(s, "<svg"), "one inline SVG per figure")
+	assert.Equal(t, 10, strings.Count(s, "<svg"), "one inline SVG per figure")
 	assert.Less(t, strings.Index(s, "class=\"verdict"), strings.Index(s, "<svg"), "the verdict comes before the plots")
 }
 
@@ -421,7 +421,7 @@ func TestLongLegendGrowsTheFigure(t *testing.T) {
 		tl.Kinds = append(tl.Kinds, &k)
 	}
 	figs, _ := TimelinePlots(res, "tools/call")
-	require.Len(t, figs, 3)
+	require.Len(t, figs, 4, "rates, latency, observed delays, errors")
 	f := figs[1]
 	require.Equal(t, "timeline-latency", f.Name)
 	svg, err := f.SVG()
@@ -430,7 +430,25 @@ func TestLongLegendGrowsTheFigure(t *testing.T) {
 	require.NotNil(t, m)
 	h, _ := strconv.ParseFloat(string(m[2]), 64)
 	need := f.Legend.Rectangle(draw.Canvas{}).Size().Y.Points()
-	assert.Greater(t, h, need, "the legend's %d entries fit in the figure's height", 3+1+31)
+	assert.Greater(t, h, need, "the legend's %d entries fit in the figure's height", 3+1+30)
 	assert.Greater(t, h, defaultH.Points())
 	assert.Contains(t, texts(svg), "p95 kind-29")
+}
+
+// TestObservedDelaysApart draws observed kinds (fan-out delays) in a
+// figure of their own, not among the requests' latencies.
+func TestObservedDelaysApart(t *testing.T) {
+	figs, _ := TimelinePlots(fixture(t), "tools/call")
+	byName := map[string]string{}
+	for _, f := range figs {
+		svg, err := f.SVG()
+		require.NoError(t, err)
+		byName[f.Name] = strings.Join(texts(svg), "\n")
+	}
+	require.Contains(t, byName, "timeline-latency")
+	require.Contains(t, byName, "timeline-observed")
+	assert.Contains(t, byName["timeline-latency"], "p99 tools/call")
+	assert.NotContains(t, byName["timeline-latency"], "fanout")
+	assert.Contains(t, byName["timeline-observed"], "p95 fanout")
+	assert.NotContains(t, byName["timeline-observed"], "tools/call")
 }
