@@ -307,6 +307,14 @@ func TestGoTestCommand(t *testing.T) {
 	assert.NotContains(t, cmd, "paniconexit0")
 }
 
+// TestCommandLineOfAProgram: outside a test binary (headroom run) the
+// command is the program's own arguments, quoted for a shell.
+func TestCommandLineOfAProgram(t *testing.T) {
+	cmd := commandLine([]string{"/usr/local/bin/headroom", "run", "-url", "http://127.0.0.1:8080/x?a=1&b=2", "-rates", "50,100"}, false)
+	assert.Equal(t, "headroom run -url 'http://127.0.0.1:8080/x?a=1&b=2' -rates 50,100", cmd)
+	assert.True(t, strings.HasPrefix(commandLine([]string{"/tmp/x.test", "-test.run=X"}, true), "go test "))
+}
+
 func TestLogDirBesideTheResult(t *testing.T) {
 	dir, err := LogDir("TestLoad_Smoke/backend=local/db=postgres")
 	require.NoError(t, err)

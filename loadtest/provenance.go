@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"testing"
 )
 
 // Provenance says what produced a result: the code, the command and the
@@ -46,8 +47,25 @@ func provenance() Provenance {
 			p.Dirty = len(strings.TrimSpace(string(out))) > 0
 		}
 	}
-	p.Command = goTestCommand(os.Args)
+	p.Command = commandLine(os.Args, testing.Testing())
 	return p
+}
+
+// commandLine is the command that reproduces the run: a go test line
+// rebuilt from a test binary's arguments, else the program's own
+// arguments, shell-quoted (headroom run -url …).
+func commandLine(args []string, test bool) string {
+	if test {
+		return goTestCommand(args)
+	}
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	if len(q) > 0 {
+		q[0] = filepath.Base(args[0])
+	}
+	return strings.Join(q, " ")
 }
 
 // goTestCommand rebuilds a go test command line from the test binary's
