@@ -388,7 +388,7 @@ func (b *Baseline) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(data, '\n'))
+	return WriteFileAtomic(path, append(data, '\n'))
 }
 
 // CompareWithBaseline reads the baseline at path and compares res with it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -86,8 +85,8 @@ func TestKneeSearchFindsTheKnee(t *testing.T) {
 				assert.NoError(t, res.Err())
 				md := res.Markdown()
 				assert.Contains(t, md, "## Knee")
-				assert.Contains(t, md, "| **"+FormatLevel(res.Capacity)+"** | **pass — get p95")
-				assert.Contains(t, res.Ceiling(), "The ceiling is the SLO, with no resource near its limit: at "+FormatLevel(res.FirstFailure)+", p95 of get < 100ms")
+				assert.Contains(t, md, "| **"+loadtest.FormatLevel(res.Capacity)+"** | **pass — get p95")
+				assert.Contains(t, res.Ceiling(), "The ceiling is the SLO, with no resource near its limit: at "+loadtest.FormatLevel(res.FirstFailure)+", p95 of get < 100ms")
 				trials := max(tc.plan.Trials, 1)
 				assert.LessOrEqual(t, len(res.Steps), 12*trials, "bounded probes")
 				for _, s := range res.Steps {
@@ -238,13 +237,4 @@ func TestCancelledRunResultIsPartial(t *testing.T) {
 		assert.Equal(t, loadtest.Incomplete, got.Steps[1].Verdict)
 		assert.InDelta(t, 300, got.Steps[1].Kind("get").Total(), 5, "1.5 s of step 2 at 200/s was kept")
 	})
-}
-
-// formatLevel prints a level as reports do: thousands separated.
-func FormatLevel(v float64) string {
-	s := strconv.FormatInt(int64(v), 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

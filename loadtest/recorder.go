@@ -241,6 +241,9 @@ func (r *Recorder) close(w *window) { r.window.CompareAndSwap(w, nil) }
 
 // liveSnapshot returns and resets the live window: per kind, the latency
 // histogram, outcome counts and requests begun since the previous call.
+// The histograms it returns are reused by the next call (a snapshot every
+// second would otherwise allocate one per kind each time): its one caller
+// is done with them by then.
 func (r *Recorder) liveSnapshot() liveWindow {
 	var w liveWindow
 	r.mu.Lock()
@@ -249,11 +252,17 @@ func (r *Recorder) liveSnapshot() liveWindow {
 	live := *r.live.Load()
 	for i := range w.names {
 		l := live[i]
-		fresh := newHist()
+		fresh := l.spare
+		if fresh == nil {
+			fresh = newHist()
+		} else {
+			fresh.Reset()
+		}
 		l.mu.Lock()
 		h, c, req := l.h, l.counts, l.requests
 		l.h, l.counts = fresh, [NumOutcomes]int64{}
 		l.mu.Unlock()
+		l.spare = h
 		w.hists = append(w.hists, h)
 		w.counts = append(w.counts, c)
 		w.begun = append(w.begun, l.begun.Swap(0))
@@ -269,6 +278,8 @@ type liveStats struct {
 	h        *hdrhistogram.Histogram
 	counts   [NumOutcomes]int64
 	requests bool // some sample was a request, not an observation
+
+	spare *hdrhistogram.Histogram // the previous snapshot's, reused by the next (liveSnapshot's only)
 }
 
 // window accumulates the samples of one step's hold.

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -37,12 +38,12 @@ func (res *Result) Markdown() string {
 	if res.Provenance.Dirty {
 		dirty = " (dirty)"
 	}
-	p("Commit `%s`%s · %s · %v · seed %d\n\n", shortCommit(res.Provenance.Commit), dirty,
+	p("Commit `%s`%s · %s · %v · seed %d\n\n", ShortCommit(res.Provenance.Commit), dirty,
 		res.Start.UTC().Format("2006-01-02 15:04 UTC"), res.End.Sub(res.Start).Round(time.Second), res.Seed)
 	e := res.Environment
 	p("Measured on %s, %d cores, %s (kernel %s), %s RAM", e.CPUModel, e.Cores, e.OS, e.Kernel, units.BytesSize(float64(e.Memory)))
 	if t := e.System; t.Backend != "" {
-		p("; target pinned to %s on the %s backend", formatLimits(t.CPUs, t.Memory), t.Backend)
+		p("; target pinned to %s on the %s backend", FormatLimits(t.CPUs, t.Memory), t.Backend)
 	}
 	p(".\n\n")
 	p("%s", shardLines(res))
@@ -280,15 +281,14 @@ func formatOutcomes(k *KindResult) string {
 // FormatLevel prints a load level as reports do: whole numbers with
 // thousands separators ("3,000"), others with one decimal.
 func FormatLevel(v float64) string {
-	if v == float64(int64(v)) {
-		s := fmt.Sprintf("%d", int64(v))
-		// Thousands separators, as capacity reports print them.
-		for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-			s = s[:i] + "," + s[i:]
-		}
-		return s
+	if v != math.Trunc(v) || math.Abs(v) >= 1e15 {
+		return fmt.Sprintf("%.1f", v)
 	}
-	return fmt.Sprintf("%.1f", v)
+	s := fmt.Sprintf("%d", int64(v))
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // FormatLatency prints a latency as reports do: "850 µs", "12.5 ms",
@@ -307,7 +307,9 @@ func FormatLatency(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
-func formatLimits(cpus float64, mem int64) string {
+// FormatLimits prints a target's limits as reports do: "1 CPU / 512MiB",
+// "unlimited CPU / unlimited memory".
+func FormatLimits(cpus float64, mem int64) string {
 	c, m := "unlimited CPU", "unlimited memory"
 	if cpus > 0 {
 		c = fmt.Sprintf("%g CPU", cpus)
@@ -318,7 +320,9 @@ func formatLimits(cpus float64, mem int64) string {
 	return c + " / " + m
 }
 
-func shortCommit(c string) string {
+// ShortCommit abbreviates a commit hash to 12 characters, "unknown" when
+// there is none.
+func ShortCommit(c string) string {
 	if len(c) > 12 {
 		return c[:12]
 	}

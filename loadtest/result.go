@@ -309,7 +309,7 @@ func (res *Result) WriteFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("result: encode: %w", err)
 	}
-	return writeAtomic(path, append(b, '\n'))
+	return WriteFileAtomic(path, append(b, '\n'))
 }
 
 // ReadResult reads a result written by WriteFile.
@@ -328,7 +328,10 @@ func ReadResult(path string) (*Result, error) {
 	return &res, nil
 }
 
-func writeAtomic(path string, b []byte) error {
+// WriteFileAtomic writes b to path through a temporary file in the same
+// directory renamed over path, so that a reader never sees half a file;
+// it creates the directory.
+func WriteFileAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

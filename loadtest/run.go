@@ -283,6 +283,7 @@ type runner struct {
 	res *Result
 
 	samples *sampleLog
+	prof    *profiler // nil without Scenario.Profiles
 
 	mu       sync.Mutex // guards timeline
 	timeline *timelineLog
@@ -293,7 +294,7 @@ func (r *runner) run(ctx context.Context) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var bgWG sync.WaitGroup
 	r.samples = newSampleLog(append([]Sampler{newProcessSampler()}, r.s.Samplers...), r.s.Logf)
-	prof := newProfiler(r.s)
+	r.prof = newProfiler(r.s)
 	bgWG.Add(2)
 	go func() { defer bgWG.Done(); r.samples.loop(bg, r.s.SampleEvery) }()
 	go func() { defer bgWG.Done(); r.watch(bg, drv) }()
@@ -326,46 +327,66 @@ func (r *runner) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 
-		// A sample just before the hold closes the ramp's interval, so that
-		// rates sampled within [start, end] cover the hold only; it is
-		// stamped before the hold and taken in the background, as samplers
-		// may be slow (container stats).
-		pre := time.Now()
-		go r.samples.sampleAt(bg, pre)
-		w := r.rec.open()
-		r.setPhase(i, "hold", step.Level)
-		start, cpu0 := time.Now(), processCPU()
-		profiles := prof.start(ctx, i, step.Hold)
-		completed := sleep(ctx, step.Hold)
-		end, cpu1 := time.Now(), processCPU()
-		r.rec.close(w)
-		r.samples.sampleAt(bg, end)
-
-		r.setPhase(i, "drain", step.Level)
-		profiles.end(ctx)
-		sr := r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)
-		if !completed {
-			sr.Verdict = Incomplete
-		}
-		profiles.keep(sr)
-		r.res.Steps = append(r.res.Steps, sr)
-		r.s.Logf("%s", sr)
-		for _, v := range sr.Violations {
-			r.s.Logf("  violated: %s", v)
-		}
-		for _, v := range sr.invalidReasons() {
-			r.s.Logf("  invalid: %s", v)
-		}
-		for _, v := range sr.Saturated {
-			r.s.Logf("  near its limit: %s", v)
-		}
-		if r.s.OnStep != nil {
-			r.s.OnStep(r.snapshot())
-		}
+		sr, _, completed := r.hold(ctx, bg, i, step, time.Time{}, nil)
+		r.record(sr)
 		if !completed {
 			r.res.Partial = true
 			return ctx.Err()
 		}
+	}
+}
+
+// hold measures step i's hold, until endAt (zero: the step's Hold from
+// now), and turns it into the step's result, with its verdict (incomplete
+// when ctx ended first). atStart runs once the window is open.
+func (r *runner) hold(ctx, bg context.Context, i int, step Step, endAt time.Time, atStart func()) (sr *StepResult, start time.Time, completed bool) {
+	// A sample just before the hold closes the ramp's interval, so that
+	// rates sampled within [start, end] cover the hold only; it is stamped
+	// before the hold and taken in the background, as samplers may be slow
+	// (container stats).
+	pre := time.Now()
+	go r.samples.sampleAt(bg, pre)
+	w := r.rec.open()
+	r.setPhase(i, "hold", step.Level)
+	start, cpu0 := time.Now(), processCPU()
+	if endAt.IsZero() {
+		endAt = start.Add(step.Hold)
+	}
+	if atStart != nil {
+		atStart()
+	}
+	profiles := r.prof.start(ctx, i, endAt.Sub(start))
+	completed = sleepUntil(ctx, endAt)
+	end, cpu1 := time.Now(), processCPU()
+	r.rec.close(w)
+	r.samples.sampleAt(bg, end)
+
+	r.setPhase(i, "drain", step.Level)
+	profiles.end(ctx)
+	sr = r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)
+	if !completed {
+		sr.Verdict = Incomplete
+	}
+	profiles.keep(sr)
+	return sr, start, completed
+}
+
+// record adds a measured step to the result, logs it and hands the result
+// so far to OnStep.
+func (r *runner) record(sr *StepResult) {
+	r.res.Steps = append(r.res.Steps, sr)
+	r.s.Logf("%s", sr)
+	for _, v := range sr.Violations {
+		r.s.Logf("  violated: %s", v)
+	}
+	for _, v := range sr.invalidReasons() {
+		r.s.Logf("  invalid: %s", v)
+	}
+	for _, v := range sr.Saturated {
+		r.s.Logf("  near its limit: %s", v)
+	}
+	if r.s.OnStep != nil {
+		r.s.OnStep(r.snapshot())
 	}
 }
 
@@ -500,10 +521,24 @@ func (r *runner) watch(ctx context.Context, drv Driver) {
 			phase := r.timeline.covering(lastLine, now)
 			r.mu.Unlock()
 			r.s.Logf("%s", progressLine(phase, now.Sub(start), now.Sub(lastLine).Seconds(), acc, inFlight))
-			lastLine, acc = now, liveWindow{}
+			lastLine = now
+			acc.reset()
 		}
 	}
 }
+
+// reset empties w, keeping its histograms for the next window.
+func (w *liveWindow) reset() {
+	for i := range w.names {
+		w.hists[i].Reset()
+		w.counts[i] = [NumOutcomes]int64{}
+		w.begun[i], w.requests[i] = 0, false
+	}
+}
+
+// isRequest says whether kind i's samples are requests (begun and ended)
+// rather than observations such as fan-out delays.
+func (w *liveWindow) isRequest(i int) bool { return w.requests[i] || w.begun[i] > 0 }
 
 // merge adds the window o to w.
 func (w *liveWindow) merge(o liveWindow) {
@@ -545,7 +580,7 @@ func progressLine(phase string, elapsed time.Duration, secs float64, w liveWindo
 		for _, n := range c {
 			total += n
 		}
-		if !w.requests[i] && w.begun[i] == 0 {
+		if !w.isRequest(i) {
 			if total > 0 {
 				sep := ", "
 				if observed.Len() == 0 {

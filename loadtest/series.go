@@ -218,7 +218,7 @@ func (l *timelineLog) add(end time.Time, secs float64, w liveWindow, inFlight in
 			l.tl.Kinds = append(l.tl.Kinds, ks)
 		}
 		kerr := total - c[OK] - c[Dropped]
-		if w.requests[i] || w.begun[i] > 0 {
+		if w.isRequest(i) {
 			l.requested[name] = true
 			begun += w.begun[i]
 			answered += total - c[Dropped]
@@ -235,14 +235,6 @@ func (l *timelineLog) add(end time.Time, secs float64, w liveWindow, inFlight in
 		ks.P50 = append(ks.P50, p50)
 		ks.P95 = append(ks.P95, p95)
 		ks.P99 = append(ks.P99, p99)
-	}
-	// Kinds not in this window's snapshot (none: the list only grows) stay
-	// aligned all the same.
-	for _, ks := range l.tl.Kinds {
-		for len(ks.Count) < n+1 {
-			ks.Count, ks.Errors = append(ks.Count, 0), append(ks.Errors, 0)
-			ks.P50, ks.P95, ks.P99 = append(ks.P50, 0), append(ks.P95, 0), append(ks.P99, 0)
-		}
 	}
 	rate := func(x int64) float64 {
 		if secs <= 0 {

@@ -172,21 +172,12 @@ func (r *runner) aligned(ctx, bg context.Context, drv Driver) error {
 			r.res.Partial = true
 			return ctx.Err()
 		}
-		pre := time.Now()
-		go r.samples.sampleAt(bg, pre)
-		w := r.rec.open()
-		r.setPhase(i, "hold", step.Level)
-		start, cpu0 := time.Now(), processCPU()
+		// The next ramp is set ahead, while this step holds.
+		var rampNext func()
 		if i+1 < len(steps) {
-			ra.rampAt(steps[i+1].Level, steps[i+1].Ramp, next)
+			rampNext = func() { ra.rampAt(steps[i+1].Level, steps[i+1].Ramp, next) }
 		}
-		completed := sleepUntil(ctx, endAt)
-		end, cpu1 := time.Now(), processCPU()
-		r.rec.close(w)
-		r.samples.sampleAt(bg, end)
-
-		r.setPhase(i, "drain", step.Level)
-		sr := r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)
+		sr, start, completed := r.hold(ctx, bg, i, step, endAt, rampNext)
 		if late := start.Sub(holdAt); late > sh.MaxSkew {
 			sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("%s began its hold %v after the common instant (bound %v): its window does not match the other shards'; start the shards earlier (-start-at) or lengthen the gap between steps (-step-gap) if the step before drained slowly",
 				sh, late.Round(time.Millisecond), sh.MaxSkew))
@@ -195,14 +186,7 @@ func (r *runner) aligned(ctx, bg context.Context, drv Driver) error {
 		if !completed {
 			sr.Verdict = Incomplete
 		}
-		r.res.Steps = append(r.res.Steps, sr)
-		r.s.Logf("%s", sr)
-		for _, v := range sr.invalidReasons() {
-			r.s.Logf("  invalid: %s", v)
-		}
-		if r.s.OnStep != nil {
-			r.s.OnStep(r.snapshot())
-		}
+		r.record(sr)
 		if !completed {
 			r.res.Partial = true
 			return ctx.Err()

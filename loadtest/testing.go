@@ -98,7 +98,7 @@ func Test(t testing.TB, s Scenario) *Result {
 		if err := res.WriteFile(resultPath); err != nil {
 			return fmt.Errorf("write result: %w", err)
 		}
-		if err := writeAtomic(strings.TrimSuffix(resultPath, ".json")+".md", []byte(res.Markdown())); err != nil {
+		if err := WriteFileAtomic(strings.TrimSuffix(resultPath, ".json")+".md", []byte(res.Markdown())); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 		for _, w := range registeredWriters() {

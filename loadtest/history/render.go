@@ -122,7 +122,7 @@ func table(rows []Row, scenario string) renderedTable {
 		t.head = strings.ToUpper(unit[:1]) + unit[1:]
 	}
 	for _, r := range ordered {
-		rr := renderedRow{label: r.Label, scenario: r.Scenario, commit: shortCommit(r.Commit), dirty: r.Dirty,
+		rr := renderedRow{label: r.Label, scenario: r.Scenario, commit: r.Commit[:min(7, len(r.Commit))], dirty: r.Dirty,
 			figure: headline(r), verdict: r.Verdict, what: what(r), change: change(r)}
 		if len(units) > 1 && r.Unit != "" {
 			rr.figure += " " + r.Unit
@@ -144,11 +144,11 @@ func table(rows []Row, scenario string) renderedTable {
 func headline(r Row) string {
 	switch {
 	case r.Capacity > 0 && r.LowerBound:
-		return "≥ " + FormatLevel(r.Capacity)
+		return "≥ " + loadtest.FormatLevel(r.Capacity)
 	case r.Capacity > 0:
-		return FormatLevel(r.Capacity)
+		return loadtest.FormatLevel(r.Capacity)
 	case r.FirstFailure > 0:
-		return "< " + FormatLevel(r.FirstFailure)
+		return "< " + loadtest.FormatLevel(r.FirstFailure)
 	}
 	return "—"
 }
@@ -209,26 +209,6 @@ func what(r Row) string {
 		s += " — new baseline (" + r.Break + "), not comparable with earlier rows"
 	default:
 		s += " — not comparable with the previous row (" + r.Break + ")"
-	}
-	return s
-}
-
-func shortCommit(c string) string {
-	if len(c) > 7 {
-		return c[:7]
-	}
-	return c
-}
-
-// formatLevel prints a level as capacity reports do: thousands separated,
-// one decimal when not whole.
-func FormatLevel(v float64) string {
-	if v != math.Trunc(v) || math.Abs(v) >= 1e15 {
-		return fmt.Sprintf("%.1f", v)
-	}
-	s := fmt.Sprintf("%d", int64(v))
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
 	}
 	return s
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -35,31 +35,7 @@ func WriteHTML(res *loadtest.Result, jsonPath string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(HTMLPath(jsonPath), b)
-}
-
-// writeAtomic writes b to path through a temporary file in the same
-// directory, renamed over path: a reader never sees half a page.
-func writeAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return loadtest.WriteFileAtomic(HTMLPath(jsonPath), b)
 }
 
 // HTML renders res as one self-contained HTML page: the verdict and the
@@ -204,7 +180,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		dirty = " (dirty)"
 	}
 	v.Meta = []kv{
-		{"Commit", shortCommit(res.Provenance.Commit) + dirty},
+		{"Commit", loadtest.ShortCommit(res.Provenance.Commit) + dirty},
 		{"Started", res.Start.UTC().Format("2006-01-02 15:04:05 UTC")},
 		{"Duration", res.End.Sub(res.Start).Round(time.Second).String()},
 		{"Model", res.Model},
@@ -340,13 +316,13 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		{"CPU", e.CPUModel}, {"Cores", fmt.Sprint(e.Cores)}, {"GOMAXPROCS", fmt.Sprint(e.GOMAXPROCS)},
 		{"OS", e.OS}, {"Kernel", e.Kernel}, {"Memory", units.BytesSize(float64(e.Memory))}, {"Go", e.Go},
 		{"Host", e.Host}, {"Backend", e.System.Backend}, {"Engine", e.System.Engine},
-		{"Target limits", formatLimits(e.System.CPUs, e.System.Memory)}, {"Class", e.Class},
+		{"Target limits", loadtest.FormatLimits(e.System.CPUs, e.System.Memory)}, {"Class", e.Class},
 	}
 	v.Components2 = e.System.Components
-	for _, k := range sortedKeys(res.Params) {
+	for _, k := range slices.Sorted(maps.Keys(res.Params)) {
 		v.Params = append(v.Params, kv{k, res.Params[k]})
 	}
-	for _, k := range sortedKeys(res.Provenance.Env) {
+	for _, k := range slices.Sorted(maps.Keys(res.Provenance.Env)) {
 		v.Knobs = append(v.Knobs, kv{k, res.Provenance.Env[k]})
 	}
 	v.Args = strings.Join(res.Provenance.Args, " ")
@@ -504,33 +480,3 @@ func formatOutcomes(k *loadtest.KindResult) string {
 }
 
 func formatPct(f float64) string { return fmt.Sprintf("%.3g%%", f*100) }
-
-func formatLimits(cpus float64, mem int64) string {
-	c, m := "unlimited CPU", "unlimited memory"
-	if cpus > 0 {
-		c = fmt.Sprintf("%g CPU", cpus)
-	}
-	if mem > 0 {
-		m = units.BytesSize(float64(mem))
-	}
-	return c + " / " + m
-}
-
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	if c == "" {
-		return "unknown"
-	}
-	return c
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

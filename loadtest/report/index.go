@@ -79,7 +79,7 @@ func Index(dir string) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, IndexFile)
-	return path, writeAtomic(path, b)
+	return path, loadtest.WriteFileAtomic(path, b)
 }
 
 type indexRow struct {
@@ -147,7 +147,7 @@ func IndexHTML(dir string) ([]byte, error) {
 		_, herr := os.Stat(filepath.Join(dir, htmlRel))
 		row := indexRow{Path: filepath.ToSlash(e.Path), JSON: relLink("", e.Path), Href: relLink("", e.Path), HasHTML: herr == nil,
 			Verdict: string(res.Verdict), Capacity: loadtest.FormatLevel(res.Capacity) + " " + levelUnit(res),
-			Commit: shortCommit(res.Provenance.Commit), Date: res.Start.UTC().Format("2006-01-02 15:04"), start: res.Start}
+			Commit: loadtest.ShortCommit(res.Provenance.Commit), Date: res.Start.UTC().Format("2006-01-02 15:04"), start: res.Start}
 		if row.HasHTML {
 			row.Href = relLink("", htmlRel)
 		}
@@ -253,7 +253,7 @@ func historyGroups(rows []history.Row) []historyGroup {
 		if what == "" {
 			what = r.Subject
 		}
-		commit := shortCommit(r.Commit)
+		commit := loadtest.ShortCommit(r.Commit)
 		if r.Dirty {
 			commit += " (dirty)"
 		}
@@ -299,7 +299,7 @@ func historyPlot(ordered []history.Row, scenario string) []byte {
 		}
 		xys = append(xys, xy)
 		marks[r.Verdict] = append(marks[r.Verdict], xy)
-		label := shortCommit(r.Commit)
+		label := loadtest.ShortCommit(r.Commit)
 		if len(label) > 7 {
 			label = label[:7]
 		}
