@@ -36,7 +36,8 @@ var ErrInsufficientData = errors.New("too little data to judge")
 // fewer than MinSamples answers is invalid (a percentile of a handful of
 // samples says nothing). [LatencyBelow] builds one with the defaults.
 type Latency struct {
-	// Kind is the request or sample kind ("tools/call").
+	// Kind is the request or sample kind ("tools/call"), or AllRequests
+	// for every request kind taken together.
 	Kind string
 	// Percentile is in (0, 100]: 95 for p95.
 	Percentile float64
@@ -324,7 +325,7 @@ func knownKindOrAll(c Check, kind string, kinds []string) error {
 }
 
 func knownKind(c Check, kind string, kinds []string) error {
-	if slices.Contains(kinds, kind) {
+	if kind == AllRequests || slices.Contains(kinds, kind) {
 		return nil
 	}
 	return fmt.Errorf("check %q: the workload never issues kind %q; it issues %s", c, kind, strings.Join(quoteAll(kinds), ", "))

@@ -167,6 +167,50 @@ func TestRateOfAllRequestsLeavesObservedKindsOut(t *testing.T) {
 	})
 }
 
+// The latency of every request kind together: a fast kind nine times as
+// frequent as a slow one keeps the p95 of all requests under a bound the
+// slow kind alone breaks, and a slow p99 breaks it; observed samples of
+// a minute count in neither. The report's columns follow the headline.
+func TestLatencyOfAllRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := run(t, loadtest.Scenario{
+			Workload: &loadtest.Users{Kinds: []string{"fast", "slow", "fanout"}, Behavior: func(u *loadtest.User) {
+				for i := 0; u.Sleep(100 * time.Millisecond); i++ {
+					kind, d := "fast", 10*time.Millisecond
+					if i%10 == 9 {
+						kind, d = "slow", 500*time.Millisecond
+					}
+					u.Do(kind, func(context.Context) loadtest.Response {
+						time.Sleep(d)
+						return loadtest.Response{Outcome: loadtest.OK}
+					})
+					u.Record("fanout", time.Minute, loadtest.Response{Outcome: loadtest.OK})
+				}
+			}},
+			Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: 20, Hold: 20 * time.Second}}},
+			Checks: []loadtest.Check{
+				loadtest.LatencyBelow(loadtest.AllRequests, 50, 20*time.Millisecond),
+				loadtest.LatencyBelow(loadtest.AllRequests, 99, 100*time.Millisecond),
+				loadtest.LatencyBelow("slow", 50, 100*time.Millisecond),
+			},
+			Headline: loadtest.AllRequests,
+		})
+		s := res.Steps[0]
+		all := s.Kind(loadtest.AllRequests)
+		require.NotNil(t, all)
+		assert.Equal(t, s.Kind("fast").Total()+s.Kind("slow").Total(), all.Total(), "observed samples are not requests")
+		assert.Equal(t, s.Kind("fast").Answered()+s.Kind("slow").Answered(), all.Answered())
+		assert.Less(t, all.Latency.P50, 20*time.Millisecond)
+		assert.GreaterOrEqual(t, all.Latency.P99, 500*time.Millisecond)
+		require.Equal(t, loadtest.Fail, s.Verdict)
+		require.Len(t, s.Violations, 2, "p50 of all requests holds; p99 of all and p50 of slow break")
+		assert.Contains(t, s.Violations[0], "p99 of all requests < 100ms: measured 5")
+		assert.Contains(t, s.Violations[1], "p50 of slow < 100ms")
+		assert.Equal(t, loadtest.AllRequests, res.Headline)
+		assert.Contains(t, res.Markdown(), "Latency columns are of `all requests`")
+	})
+}
+
 // fakeSampler reports one series with a limit.
 type fakeSampler struct{ m loadtest.Measurement }
 

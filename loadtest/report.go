@@ -205,6 +205,9 @@ func (res *Result) Ceiling() string {
 // primaryKind is the request kind with the most requests; observed kinds
 // (fan-out delays) are not requests.
 func (res *Result) primaryKind() string {
+	if res.Headline != "" {
+		return res.Headline
+	}
 	best, n := "", int64(-1)
 	for _, k := range res.Kinds() {
 		var total int64

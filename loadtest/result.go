@@ -30,6 +30,10 @@ type Result struct {
 	Scenario string `json:"scenario"`
 	// Model is the workload model: "arrivals" (open) or "users".
 	Model string `json:"model"`
+	// Headline is Scenario.Headline: the kind of the report's latency
+	// columns (AllRequests: every request kind together); empty means the
+	// kind with the most requests.
+	Headline string `json:"headline,omitempty"`
 	// Plan describes the plan: its kind and parameters.
 	Plan PlanInfo `json:"plan"`
 	// Checks lists every check, as text.

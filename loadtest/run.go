@@ -86,6 +86,11 @@ type Scenario struct {
 	// result and its report carry in Findings. An error is a finding too,
 	// named as such; the verdict is the checks'.
 	Analyze func(*Result) ([]Finding, error)
+	// Headline is the request kind whose latency the report's step table
+	// shows; AllRequests shows every request kind taken together, as a
+	// published "requests overall" table does. Empty means the kind with
+	// the most requests.
+	Headline string
 }
 
 // SelfCheck holds the bounds beyond which the generator is considered the
@@ -248,7 +253,7 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 	}
 	r := &runner{s: s, rec: rec}
 	r.res = &Result{
-		Schema: SchemaVersion, Scenario: s.Name, Model: modelOf(s.Workload),
+		Schema: SchemaVersion, Scenario: s.Name, Model: modelOf(s.Workload), Headline: s.Headline,
 		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
 		Environment: s.System.fingerprint(), Provenance: provenance(),
 		Shard: shardInfo(s.Shard),

@@ -65,7 +65,17 @@ type StepResult struct {
 	// during the hold (LOAD_PROFILE, or automatically for the first step
 	// that failed).
 	Profiles []Profile `json:"profiles,omitempty"`
+
+	all *KindResult // AllRequests, merged on first use
 }
+
+// AllRequests names the figures of every request kind of a step taken
+// together — their outcomes summed, their latency histograms merged — as
+// published tables give "response times overall". Observed kinds (fan-out
+// delays, stream events) are not requests and are left out. Kind returns
+// it, checks may name it (LatencyBelow(AllRequests, 95, 300*time.Millisecond)),
+// and Scenario.Headline may make it the report's latency columns.
+const AllRequests = "all requests"
 
 // Profile is one profile file taken from a component during a step's hold.
 type Profile struct {
@@ -78,14 +88,50 @@ type Profile struct {
 	Path string `json:"path"`
 }
 
-// Kind returns the result of the named kind, or nil.
+// Kind returns the result of the named kind, or nil; AllRequests gives the
+// request kinds taken together (nil when the step has no request kind).
 func (s *StepResult) Kind(name string) *KindResult {
+	if name == AllRequests {
+		return s.allRequests()
+	}
 	for _, k := range s.Kinds {
 		if k.Kind == name {
 			return k
 		}
 	}
 	return nil
+}
+
+// allRequests merges the step's request kinds into one KindResult, once.
+func (s *StepResult) allRequests() *KindResult {
+	if s.all != nil {
+		return s.all
+	}
+	var all *KindResult
+	for _, k := range s.Kinds {
+		h := k.histogram()
+		if k.Observed || (h == nil && k.Total() == 0) {
+			continue
+		}
+		if all == nil {
+			all = &KindResult{Kind: AllRequests, Outcomes: map[Outcome]int64{}, hist: newHist()}
+		}
+		for o, c := range k.Outcomes {
+			all.Outcomes[o] += c
+		}
+		all.Bytes += k.Bytes
+		if h != nil {
+			all.hist.Merge(h)
+		}
+		if len(all.Errors) < maxErrSamples {
+			all.Errors = append(all.Errors, k.Errors[:min(len(k.Errors), maxErrSamples-len(all.Errors))]...)
+		}
+	}
+	if all != nil {
+		all.fill()
+	}
+	s.all = all
+	return all
 }
 
 // Seconds returns the hold's length in seconds.

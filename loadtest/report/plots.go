@@ -105,11 +105,15 @@ func figures(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	return figs, notes
 }
 
-// PrimaryKind returns the result's primary request kind: the one with the
-// most requests over every step. Observed kinds (fan-out delays, stream
+// PrimaryKind returns the result's primary request kind: its Headline when
+// the scenario chose one (loadtest.AllRequests among them), else the one
+// with the most requests over every step. Observed kinds (fan-out delays, stream
 // events) are samples, not requests, and never primary. Without a step
 // (a result written before its first step ended), the timeline decides.
 func PrimaryKind(res *loadtest.Result) string {
+	if res.Headline != "" {
+		return res.Headline
+	}
 	best, n := "", int64(-1)
 	for _, name := range res.Kinds() {
 		var total int64

@@ -119,12 +119,13 @@ type changeEvent struct {
 	Status     string   `json:"status"`
 	AssigneeID *int64   `json:"assignee_id"`
 	Views      []string `json:"views"`
+	WrittenAt  string   `json:"written_at,omitempty"`
 }
 
 // changeFrame renders c as an SSE frame. Views: "open" when the case is
 // open, then "unassigned" or "mine" (for the assignee).
 func changeFrame(c change) []byte {
-	ev := changeEvent{UnitID: c.Unit, CaseID: c.Case, Kind: c.Kind, Status: c.Status, AssigneeID: c.Assignee, Views: []string{}}
+	ev := changeEvent{UnitID: c.Unit, CaseID: c.Case, Kind: c.Kind, Status: c.Status, AssigneeID: c.Assignee, Views: []string{}, WrittenAt: c.WrittenAt}
 	for _, s := range schema.OpenStatuses {
 		if c.Status == s {
 			ev.Views = append(ev.Views, schema.ViewOpen)

@@ -41,6 +41,7 @@ func TestStreamAcrossReplicas(t *testing.T) {
 
 	var id int64
 	var assignee *int64
+	before := time.Now()
 	require.NoError(t, d.pool.QueryRow(context.Background(), `SELECT id, assignee_id FROM cases WHERE unit_id = 1 AND `+schema.OpenPredicate+` ORDER BY id LIMIT 1`).Scan(&id, &assignee))
 	require.Equal(t, http.StatusCreated, d.call(t, "POST", fmt.Sprintf("%s/api/cases/%d/notes", baseB, id), writer, map[string]string{"body": "from replica B"}, nil))
 
@@ -51,8 +52,14 @@ func TestStreamAcrossReplicas(t *testing.T) {
 		Kind       string   `json:"kind"`
 		AssigneeID *int64   `json:"assignee_id"`
 		Views      []string `json:"views"`
+		WrittenAt  string   `json:"written_at"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(ev.data), &ch))
+	// The change carries when it was written (PostgreSQL's clock, the same
+	// host's), for a client's fan-out delay.
+	written, err := time.Parse(time.RFC3339Nano, ch.WrittenAt)
+	require.NoError(t, err, "written_at %q", ch.WrittenAt)
+	assert.WithinRange(t, written, before.Add(-time.Second), time.Now())
 	assert.Equal(t, int64(1), ch.UnitID)
 	assert.Equal(t, id, ch.CaseID)
 	assert.Equal(t, schema.KindNote, ch.Kind)

@@ -303,11 +303,18 @@ type change struct {
 	Kind     string `json:"kind,omitempty"`
 	Assignee *int64 `json:"assignee,omitempty"`
 	Status   string `json:"status,omitempty"`
+	// WrittenAt is when the change was written: PostgreSQL's
+	// clock_timestamp() as the NOTIFY is sent, in RFC 3339 (the streams
+	// carry it, so that a client measures how long a change took to
+	// reach it).
+	WrittenAt string `json:"written_at,omitempty"`
 }
 
+// notify announces c in tx's transaction, stamped with the time it was
+// written (clock_timestamp(), not the transaction's start).
 func notify(ctx context.Context, tx pgx.Tx, c change) error {
 	b, _ := json.Marshal(c)
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, schema.NotifyChannel, string(b))
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, ($2::jsonb || jsonb_build_object('written_at', clock_timestamp()))::text)`, schema.NotifyChannel, string(b))
 	return err
 }
 
