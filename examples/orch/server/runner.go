@@ -33,6 +33,7 @@ type runnerState struct {
 	claims    atomic.Int64 // claim queries run
 	claimed   atomic.Int64 // tasks claimed
 	backlog   atomic.Bool  // the last claim filled every free slot: there may be more
+	abandoned atomic.Int64 // attempts given back to the queue by a drain
 	wake      chan struct{}
 	wg        sync.WaitGroup
 	stopClaim context.CancelFunc // stops the claim loop (drain)
@@ -182,7 +183,9 @@ func (s *Server) runAttempt(j job) {
 	switch {
 	case callErr != nil && r.jobCtx.Err() != nil:
 		outcome = schema.AttemptAbandoned
-		err = s.abandon(ctx, j)
+		if err = s.abandon(ctx, j); err == nil {
+			r.abandoned.Add(1)
+		}
 	case callErr != nil:
 		outcome = schema.AttemptError
 		err = s.settleFailure(ctx, j, callErr)

@@ -300,11 +300,18 @@ func (s *Server) Shutdown(ctx context.Context) (DrainReport, error) {
 			select {
 			case <-idle:
 			case <-dctx.Done():
+			}
+			if r.running.Load() == 0 {
+				<-idle // only bookkeeping left
+			}
+			select {
+			case <-idle:
+			default:
 				rep.TimedOut = true
-				rep.Requeued = r.running.Load()
-				s.log.Warn("orch: drain timeout reached; giving the running attempts back to the queue", "attempts", rep.Requeued)
+				s.log.Warn("orch: drain timeout reached; giving the running attempts back to the queue", "attempts", r.running.Load())
 				r.cancelJob()
 				<-idle
+				rep.Requeued = r.abandoned.Load()
 			}
 			r.cancelJob()
 		}
