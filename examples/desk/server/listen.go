@@ -38,7 +38,12 @@ func (s *Server) listenLoop(ctx context.Context, ready chan<- struct{}) {
 }
 
 func (s *Server) listenOnce(ctx context.Context, first *bool, ready chan<- struct{}) error {
-	conn, err := pgx.Connect(ctx, s.cfg.listenURL())
+	cc, err := pgx.ParseConfig(s.cfg.listenURL())
+	if err != nil {
+		return fmt.Errorf("DESK_LISTEN_URL: %w", err)
+	}
+	nameConnections(cc, "desk-"+s.cfg.Role+"-listen")
+	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return fmt.Errorf("connect to DESK_LISTEN_URL: %w", err)
 	}

@@ -27,6 +27,7 @@ func openPool(ctx context.Context, cfg Config) (*pgxpool.Pool, int, error) {
 		return nil, 0, fmt.Errorf("desk: DATABASE_URL: %w", err)
 	}
 	pc.MaxConns = int32(cfg.DBMaxConns)
+	nameConnections(pc.ConnConfig, "desk-"+cfg.Role)
 	if cfg.Pooler {
 		pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 		pc.ConnConfig.StatementCacheCapacity = 0
@@ -42,6 +43,16 @@ func openPool(ctx context.Context, cfg Config) (*pgxpool.Pool, int, error) {
 		return nil, 0, err
 	}
 	return pool, version, nil
+}
+
+// nameConnections sets the connections' application_name, unless the URL
+// gave one, so that pg_stat_activity counts connections per kind of
+// process: desk-all, desk-web, desk-worker, and desk-<role>-listen for
+// the LISTEN connection.
+func nameConnections(cc *pgx.ConnConfig, name string) {
+	if _, ok := cc.RuntimeParams["application_name"]; !ok {
+		cc.RuntimeParams["application_name"] = name
+	}
 }
 
 // principal is a signed-in agent and what it may see: its unit's cases.
