@@ -18,7 +18,15 @@
 //     studies of seed 003 — the forward path under a blocking vs a
 //     multiplexing upstream runtime, the tax of metrics and trace
 //     postures (interleaved A/B), and the drain policies at SIGTERM —
-//     each written as a study page (`headroom render -studies`).
+//     each written as a study page (`headroom render -studies`);
+//   - TestLoad_Orchestrator: an agent orchestrator's acceptance run (seed
+//     002) on examples/orch — 125 missions × 4 tasks approved at once, 500
+//     attempts on 8 runners against a 12 s vendor, 20 readers, a live
+//     stream per mission board — in one process and with two web processes
+//     and a worker;
+//   - TestLoad_Helpdesk: the helpdesk's agent ladder (seed 004) on
+//     examples/desk — 250 to 3,000 agents on one desk (Standard) or two
+//     web servers, a worker and PgBouncer (Scale), live client and poll.
 //
 // Each scenario starts the stack with package fixtures, seeds it with
 // package seed, drives a plan with package loadtest, fails on an SLO
