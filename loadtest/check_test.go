@@ -170,7 +170,7 @@ func TestRateOfAllRequestsLeavesObservedKindsOut(t *testing.T) {
 // The latency of every request kind together: a fast kind nine times as
 // frequent as a slow one keeps the p95 of all requests under a bound the
 // slow kind alone breaks, and a slow p99 breaks it; observed samples of
-// a minute count in neither. The report's columns follow the headline.
+// a minute, all failed, count in neither, nor in the report's errors. The report's columns follow the headline.
 func TestLatencyOfAllRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		res := run(t, loadtest.Scenario{
@@ -184,7 +184,7 @@ func TestLatencyOfAllRequests(t *testing.T) {
 						time.Sleep(d)
 						return loadtest.Response{Outcome: loadtest.OK}
 					})
-					u.Record("fanout", time.Minute, loadtest.Response{Outcome: loadtest.OK})
+					u.Record("fanout", time.Minute, loadtest.Response{Outcome: loadtest.AppError})
 				}
 			}},
 			Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: 20, Hold: 20 * time.Second}}},
@@ -207,7 +207,10 @@ func TestLatencyOfAllRequests(t *testing.T) {
 		assert.Contains(t, s.Violations[0], "p99 of all requests < 100ms: measured 5")
 		assert.Contains(t, s.Violations[1], "p50 of slow < 100ms")
 		assert.Equal(t, loadtest.AllRequests, res.Headline)
-		assert.Contains(t, res.Markdown(), "Latency columns are of `all requests`")
+		md := res.Markdown()
+		assert.Contains(t, md, "Latency columns are of `all requests`")
+		assert.Regexp(t, `\n\| 20 \| [0-9.]+ \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+ ms \| 0% \|`, md,
+			"the failed observed samples are no request errors")
 	})
 }
 

@@ -67,6 +67,9 @@ func (res *Result) Markdown() string {
 		}
 		var total, bad int64
 		for _, kr := range s.Kinds {
+			if kr.Observed {
+				continue // fan-out delays, held streams: not requests
+			}
 			total += kr.Total()
 			bad += kr.Total() - kr.Outcomes[OK]
 		}
@@ -81,7 +84,7 @@ func (res *Result) Markdown() string {
 		p(" %s |\n", stepOutcome(s))
 	}
 	if primary != "" {
-		p("\nLatency columns are of `%s`, measured from the intended send time; errors are every outcome but ok, over all kinds.\n", primary)
+		p("\nLatency columns are of `%s`, measured from the intended send time; errors are every outcome but ok, over the request kinds.\n", primary)
 	}
 
 	p("\n## Per kind\n\n| Step | Kind | Requests | OK/s | Median | 95%% | 99%% | 99.9%% | Max | Outcomes |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
