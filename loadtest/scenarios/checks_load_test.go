@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 )
 
@@ -35,7 +34,7 @@ func TestCheckEveryMissionFinishes(t *testing.T) {
 // The desk's web processes together must hold one stream per agent; a
 // missing series names the knob that exports it.
 func TestCheckDeskStreamsHeld(t *testing.T) {
-	c := deskStreamsHeld(&fixtures.Stack{TargetURLs: []string{"http://a", "http://b"}})
+	c := deskStreamsHeld([]string{"desk-1", "desk-2"})
 	step := func(level float64, held ...float64) *loadtest.StepResult {
 		s := &loadtest.StepResult{Step: loadtest.Step{Level: level}}
 		for i, h := range held {
@@ -46,4 +45,5 @@ func TestCheckDeskStreamsHeld(t *testing.T) {
 	assert.NoError(t, c.Evaluate(step(3000, 1500, 1500)))
 	assert.EqualError(t, c.Evaluate(step(3000, 1500, 1499)), "the desk holds one live stream per agent: the desk held at most 2999 live streams for 3000 agents")
 	assert.EqualError(t, c.Evaluate(step(3000, 1500)), "the desk holds one live stream per agent: no desk-2/held_streams series: is DESK_METRICS on?")
+	assert.EqualError(t, deskStreamsHeld(nil).Evaluate(step(3000, 1500, 1500)), "the desk holds one live stream per agent: no desk web process to count streams on")
 }

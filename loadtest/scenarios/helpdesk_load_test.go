@@ -4,6 +4,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -111,7 +112,7 @@ func helpdesk(t *testing.T, setup string) {
 			stack.ComponentsUp(),
 		}
 		if client == deskload.Live {
-			checks = append(checks, sse.Healthy(), deskStreamsHeld(stack))
+			checks = append(checks, sse.Healthy(), deskStreamsHeld(targetNames(stack)))
 		}
 		if !testing.Short() {
 			checks = append(checks, loadtest.LatencyBelow(loadtest.AllRequests, 95, bar))
@@ -181,31 +182,46 @@ func seedDesk(t *testing.T, stack *fixtures.Stack, spec deskseed.Spec) *deskseed
 // process's own view: held streams, database connections in use, Go heap
 // and goroutines.
 func deskSamplers(stack *fixtures.Stack) []loadtest.Sampler {
+	return targetSamplers(stack, append([]prom.Series{
+		{Metric: "desk_held_streams", Name: "held_streams"},
+		{Metric: "desk_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"},
+	}, prom.GoRuntime...)...)
+}
+
+// targetSamplers are the stack's samplers and, for each replica of the
+// target, one of its Prometheus metrics, under the replica's component
+// name ("desk", or "desk-1", "desk-2"…), so that its series stand beside
+// the replica's CPU and memory.
+func targetSamplers(stack *fixtures.Stack, series ...prom.Series) []loadtest.Sampler {
 	out := stack.Samplers()
-	for i, u := range stack.TargetURLs {
-		name := "desk"
-		if len(stack.TargetURLs) > 1 {
-			name = fmt.Sprintf("desk-%d", i+1)
-		}
-		out = append(out, &prom.Sampler{URL: u + "/metrics", Component: name,
-			Series: append([]prom.Series{
-				{Metric: "desk_held_streams", Name: "held_streams"},
-				{Metric: "desk_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"},
-			}, prom.GoRuntime...)})
+	for i, name := range targetNames(stack) {
+		out = append(out, &prom.Sampler{URL: stack.TargetURLs[i] + "/metrics", Component: name, Series: series})
 	}
 	return out
 }
 
-// deskStreamsHeld checks that the desk's web processes held, together, one
-// live stream per agent of the step: none refused, none lost.
-func deskStreamsHeld(stack *fixtures.Stack) loadtest.Check {
+// targetNames are the component names of the target's replicas, in the
+// order of Stack.TargetURLs.
+func targetNames(stack *fixtures.Stack) []string {
+	var names []string
+	for _, c := range stack.Components() {
+		if c.Kind == fixtures.KindTarget {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// deskStreamsHeld checks that the desk's web processes (components names)
+// held, together, one live stream per agent of the step: none refused,
+// none lost.
+func deskStreamsHeld(names []string) loadtest.Check {
 	return loadtest.Custom("the desk holds one live stream per agent", func(s *loadtest.StepResult) error {
+		if len(names) == 0 {
+			return errors.New("no desk web process to count streams on")
+		}
 		var held float64
-		for i := range stack.TargetURLs {
-			name := "desk"
-			if len(stack.TargetURLs) > 1 {
-				name = fmt.Sprintf("desk-%d", i+1)
-			}
+		for _, name := range names {
 			r := s.Resource(name, "held_streams")
 			if r == nil {
 				return fmt.Errorf("no %s/held_streams series: is DESK_METRICS on?", name)

@@ -355,16 +355,7 @@ func (r *orchRun) allFinished() loadtest.Check {
 // PostgreSQL's connections by state and application and its transactions
 // per second) and each web process's held streams.
 func orchSamplers(stack *fixtures.Stack) []loadtest.Sampler {
-	out := stack.Samplers()
-	for i, u := range stack.TargetURLs {
-		name := "orch"
-		if len(stack.TargetURLs) > 1 {
-			name = fmt.Sprintf("orch-%d", i+1)
-		}
-		out = append(out, &prom.Sampler{URL: u + "/metrics", Component: name,
-			Series: []prom.Series{{Metric: "orch_held_streams", Name: "held_streams"}}})
-	}
-	return out
+	return targetSamplers(stack, prom.Series{Metric: "orch_held_streams", Name: "held_streams"})
 }
 
 // orchFindings are the seed's figures beside the step table: fan-out
