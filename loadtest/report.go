@@ -48,7 +48,7 @@ func (res *Result) Markdown() string {
 	p(".\n\n")
 	p("%s", shardLines(res))
 
-	primary := res.primaryKind()
+	primary := res.PrimaryKind()
 	comps := res.components()
 	p("| %s | Requests/s | Median | 95%% | 99%% | Errors |", unit)
 	for _, c := range comps {
@@ -205,22 +205,42 @@ func (res *Result) Ceiling() string {
 	return ""
 }
 
-// primaryKind is the request kind with the most requests; observed kinds
-// (fan-out delays) are not requests.
-func (res *Result) primaryKind() string {
+// PrimaryKind returns the kind of the report's latency columns: the
+// Headline when the scenario chose one (AllRequests among them), else the
+// request kind with the most requests over every step. Observed kinds
+// (fan-out delays, stream events) are samples, not requests, and never
+// primary. Without a step (a result written before its first step ended),
+// the timeline decides.
+func (res *Result) PrimaryKind() string {
 	if res.Headline != "" {
 		return res.Headline
 	}
 	best, n := "", int64(-1)
-	for _, k := range res.Kinds() {
+	for _, name := range res.Kinds() {
 		var total int64
+		observed := false
 		for _, s := range res.Steps {
-			if kr := s.Kind(k); kr != nil && !kr.Observed {
-				total += kr.Total()
+			if k := s.Kind(name); k != nil {
+				observed = observed || k.Observed
+				total += k.Total()
 			}
 		}
-		if total > n {
-			best, n = k, total
+		if !observed && total > n {
+			best, n = name, total
+		}
+	}
+	if best == "" && res.Timeline != nil {
+		for _, ks := range res.Timeline.Kinds {
+			if ks.Observed {
+				continue
+			}
+			var total int64
+			for _, c := range ks.Count {
+				total += c
+			}
+			if total > n {
+				best, n = ks.Kind, total
+			}
 		}
 	}
 	return best

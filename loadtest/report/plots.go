@@ -105,45 +105,9 @@ func figures(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	return figs, notes
 }
 
-// PrimaryKind returns the result's primary request kind: its Headline when
-// the scenario chose one (loadtest.AllRequests among them), else the one
-// with the most requests over every step. Observed kinds (fan-out delays, stream
-// events) are samples, not requests, and never primary. Without a step
-// (a result written before its first step ended), the timeline decides.
-func PrimaryKind(res *loadtest.Result) string {
-	if res.Headline != "" {
-		return res.Headline
-	}
-	best, n := "", int64(-1)
-	for _, name := range res.Kinds() {
-		var total int64
-		observed := false
-		for _, s := range res.Steps {
-			if k := s.Kind(name); k != nil {
-				observed = observed || k.Observed
-				total += k.Total()
-			}
-		}
-		if !observed && total > n {
-			best, n = name, total
-		}
-	}
-	if best == "" && res.Timeline != nil {
-		for _, ks := range res.Timeline.Kinds {
-			if ks.Observed {
-				continue
-			}
-			var total int64
-			for _, c := range ks.Count {
-				total += c
-			}
-			if total > n {
-				best, n = ks.Kind, total
-			}
-		}
-	}
-	return best
-}
+// PrimaryKind returns the result's primary request kind; see
+// loadtest.Result.PrimaryKind.
+func PrimaryKind(res *loadtest.Result) string { return res.PrimaryKind() }
 
 // Bound is a latency bound parsed from a check's text.
 type Bound struct {

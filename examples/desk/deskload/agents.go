@@ -189,20 +189,12 @@ func (a *Agents) Users() (*loadtest.Users, error) {
 	}
 	base := strings.TrimSuffix(cfg.URL, "/")
 	w := &workload{cfg: cfg}
-	for _, r := range []struct {
-		req          **httpc.Request
-		method, path string
-	}{
-		{&w.get, "GET", "/api/me"},
-		{&w.post, "POST", "/api/me"},
-	} {
-		var hs []httpc.Header
-		if r.method == "POST" {
-			hs = []httpc.Header{{Name: "Content-Type", Value: "application/json"}}
-		}
-		if *r.req, err = cfg.HTTP.Prepare(r.method, base+r.path, hs, nil); err != nil {
-			return nil, fmt.Errorf("deskload: Agents.URL: %w", err)
-		}
+	// One GET and one POST serve every request: each send names its path.
+	if w.get, err = cfg.HTTP.Prepare("GET", base+"/api/me", nil, nil); err != nil {
+		return nil, fmt.Errorf("deskload: Agents.URL: %w", err)
+	}
+	if w.post, err = cfg.HTTP.Prepare("POST", base+"/api/me", []httpc.Header{{Name: "Content-Type", Value: "application/json"}}, nil); err != nil {
+		return nil, fmt.Errorf("deskload: Agents.URL: %w", err)
 	}
 	if cfg.Client == Live {
 		scfg := sse.Config{URL: base + "/api/stream", Dialer: cfg.HTTP.Dialer(),
