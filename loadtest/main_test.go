@@ -8,6 +8,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	benchGenMain()
 	childserver.Main(map[string]childserver.Serve{"http": childserver.HTTP})
 	os.Exit(m.Run())
 }

@@ -93,7 +93,8 @@ func (c *Client) Exchange(ctx context.Context, r *Request, call *Call) loadtest.
 	if call != nil && call.Timeout > 0 {
 		timeout = call.Timeout
 	}
-	deadline := time.Now().Add(timeout)
+	now := time.Now()
+	deadline := now.Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -115,7 +116,7 @@ func (c *Client) Exchange(ctx context.Context, r *Request, call *Call) loadtest.
 			resp.Queued = queued
 			return resp
 		}
-		if err := cn.nc.SetDeadline(deadline); err != nil {
+		if err := cn.setDeadline(now, deadline); err != nil {
 			p.discard(cn)
 			return ErrorResponse(err)
 		}

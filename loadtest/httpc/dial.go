@@ -80,13 +80,18 @@ func (d *Dialer) DialTCP(ctx context.Context, addr string) (net.Conn, error) {
 
 // Dial opens a connection to addr (host:port): TCP for secure false, TCP
 // plus a completed TLS handshake with server name serverName for secure
-// true.
+// true. On Linux the TCP connection reads and writes with raw system calls
+// (see rawConn).
 func (d *Dialer) Dial(ctx context.Context, addr string, secure bool, serverName string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout())
 	defer cancel()
 	c, err := d.DialTCP(ctx, addr)
-	if err != nil || !secure {
-		return c, err
+	if err != nil {
+		return nil, err
+	}
+	c = rawIO(c)
+	if !secure {
+		return c, nil
 	}
 	tc := tls.Client(c, d.tlsConfig(serverName))
 	if err := tc.HandshakeContext(ctx); err != nil {

@@ -50,7 +50,10 @@ type Options struct {
 	MaxConnsPerHost int
 	// Timeout is the per-request timeout, from the call until the whole
 	// answer has been read; a context deadline that comes earlier wins.
-	// Zero means DefaultTimeout; a negative value is invalid.
+	// The lean engine may let a request run a little past it (a 64th of
+	// the time, 50 ms at most), to keep a connection's deadline across the
+	// requests it serves. Zero means DefaultTimeout; a negative value is
+	// invalid.
 	Timeout time.Duration
 	// DialTimeout bounds one dial including the TLS handshake. Zero means
 	// DefaultDialTimeout.

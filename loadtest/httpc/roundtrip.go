@@ -133,7 +133,9 @@ func (cn *conn) readFields(call *Call, st *respState) error {
 			return NewProtocolError("httpc: malformed header line", line)
 		}
 		name, value := line[:i], trimSpace(line[i+1:])
-		switch {
+		switch l := len(name); {
+		case l != len("Content-Length") && l != len("Transfer-Encoding") && l != len("Connection"):
+			// Not one this reader interprets: most of an answer's fields.
 		case equalFold(name, "Content-Length"):
 			n, ok := parseDec(value)
 			if !ok {

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package loadtest_test
+
+// benchGenMain runs a generator of BenchmarkWholePath, which is Linux's.
+func benchGenMain() {}
