@@ -13,7 +13,7 @@ BAD     ?= HEAD
 ABRUN   ?= TestLoad_Smoke/backend=local/db=postgres
 ABFLAGS ?= -short
 
-.PHONY: help deps test unit scenarios-short load images bench lint clean-results report ab bisect bisect-step history history-add
+.PHONY: help deps test unit scenarios-short load images bench bench-deps lint clean-results report ab bisect bisect-step history history-add
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -40,9 +40,18 @@ deps: ## install what a fresh Debian machine lacks: PostgreSQL's server binaries
 images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL) when Docker answers; cached by content hash
 	$(GO) run ./fixtures/cmd/images
 
-bench: ## benchmarks: generator CPU/request, saturation, held streams, recorder, seeding, upstream and relay costs
+bench: bench-deps ## benchmarks: the whole generator path's CPU/request beside wrk's, saturation, held streams, recorder, seeding, upstream and relay costs
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./seed/ ./mockupstream/ ./examples/relay/... ./examples/desk/...
+
+bench-deps: ## what BenchmarkWholePath compares against: Debian's wrk and nginx-light (installed where missing; the benchmark skips, saying so, without them)
+	@need=""; command -v wrk >/dev/null 2>&1 || need="$$need wrk"; { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; } || need="$$need nginx-light"; \
+	if [ -n "$$need" ]; then \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; echo "installing$$need"; \
+	    $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$need >/dev/null || echo "could not install$$need: BenchmarkWholePath will skip"; \
+	  else echo "no apt-get: install$$need yourself, or BenchmarkWholePath skips"; fi; \
+	fi
 
 lint: ## gofmt, go vet (also with the load tag, and the core for darwin and windows), staticcheck, actionlint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,6 +79,14 @@ func BenchmarkWholePath(b *testing.B) {
 
 	var headroomBin string
 	var wrkPerReq, pacedPerReq float64
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n%-13s %9s %11s %9s %9s %6s %11s\n", "generator", "req/s", "cpu µs/req", "user", "sys", "×wrk", "×wrk-paced")
+	ratio := func(x, base float64) string {
+		if base <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", x/base)
+	}
 	gens := []struct {
 		name string
 		cmd  func(b *testing.B) *exec.Cmd
@@ -145,6 +154,8 @@ func BenchmarkWholePath(b *testing.B) {
 				b.ReportMetric(float64(u)/1e3/float64(n), "user-µs/req")
 				b.ReportMetric(float64(s)/1e3/float64(n), "sys-µs/req")
 				b.ReportMetric(float64(n)/wall.Seconds(), "req/s")
+				fmt.Fprintf(&table, "%-13s %9.0f %11.1f %9.1f %9.1f %6s %11s\n", g.name, float64(n)/wall.Seconds(), perReq,
+					float64(u)/1e3/float64(n), float64(s)/1e3/float64(n), ratio(perReq, wrkPerReq), ratio(perReq, pacedPerReq))
 				switch g.name {
 				case "wrk":
 					wrkPerReq = perReq
@@ -164,6 +175,7 @@ func BenchmarkWholePath(b *testing.B) {
 			}
 		})
 	}
+	b.Logf("CPU per request of the whole path, rate %.0f/s (wrk flat out: as fast as it goes):%s", rate, table.String())
 }
 
 // wrkPacedCycle is a paced wrk connection's cycle: the 3 ms delay of its
@@ -369,7 +381,14 @@ const benchThink = 500 * time.Millisecond
 // benchHeadroom runs the open (arrivals) or closed (users) model through
 // loadtest.Run against url: one second of ramp, the rest held.
 func benchHeadroom(gen, url string, rate float64, dur time.Duration) error {
-	c, err := httpc.New(httpc.Options{})
+	var opts httpc.Options
+	if gen == "users" {
+		// Thousands of users in a closed model: a burst of them waking at
+		// once (after a collection's pause) must find connections, not
+		// wait for the default 256.
+		opts.MaxConnsPerHost = 1000
+	}
+	c, err := httpc.New(opts)
 	if err != nil {
 		return err
 	}
@@ -414,12 +433,17 @@ func benchHeadroom(gen, url string, rate float64, dur time.Duration) error {
 
 // benchNaive is the open loop a Go programmer writes first: net/http's
 // client, a goroutine per arrival, sleeping until the next one is due.
+// Bounded as the benchmark must be: at most 256 connections and 10,000
+// arrivals in flight (the rest are counted as dropped), each request at
+// most 10 s.
 func benchNaive(url string, rate float64, dur time.Duration) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 256
+	tr.MaxConnsPerHost = 256
 	cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	gap := time.Duration(float64(time.Second) / rate)
 	var wg sync.WaitGroup
+	var inflight, dropped, failed atomic.Int64
 	start := time.Now()
 	end := start.Add(dur)
 	next := start
@@ -428,11 +452,18 @@ func benchNaive(url string, rate float64, dur time.Duration) {
 			time.Sleep(d)
 		}
 		for now := time.Now(); !next.After(now) && next.Before(end); next = next.Add(gap) {
+			if inflight.Load() >= 10_000 {
+				dropped.Add(1)
+				continue
+			}
+			inflight.Add(1)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer inflight.Add(-1)
 				resp, err := cl.Get(url)
 				if err != nil {
+					failed.Add(1)
 					return
 				}
 				_, _ = io.Copy(io.Discard, resp.Body)
@@ -442,6 +473,8 @@ func benchNaive(url string, rate float64, dur time.Duration) {
 	}
 	wg.Wait()
 	tr.CloseIdleConnections()
+	fmt.Printf("note: %d arrivals in %v, %d dropped (10,000 in flight), %d failed, all answered after %v\n",
+		int(dur.Seconds()*rate), dur, dropped.Load(), failed.Load(), time.Since(start).Round(time.Millisecond))
 }
 
 func benchKnobFloat(b *testing.B, name string, def float64) float64 {

@@ -33,8 +33,11 @@ type hostPool struct {
 	waiting []*waiter // requests waiting for a connection, oldest first
 	reaper  *time.Timer
 	reaping bool       // reaper is armed for the oldest idle connection
-	free    []*buffers // buffers given back by idle connections, at most maxFreeBuffers
-	closed  bool
+	free    []*buffers // buffers given back by idle connections, oldest first (see keepFree)
+	// busyPeak is the most connections in use at once since the reaper
+	// last ran.
+	busyPeak int
+	closed   bool
 
 	dials atomic.Int64
 }
@@ -76,11 +79,24 @@ type buffers struct {
 	wbuf []byte
 }
 
-// maxFreeBuffers bounds the buffers a pool keeps for connections to come
-// out of idleness; past it, given-back buffers are left to the GC. (Not a
-// sync.Pool: under the race detector it drops items at random, and a send
-// on a warm connection allocates nothing.)
+// maxFreeBuffers is how many given-back buffers a pool keeps for
+// connections to come out of idleness at the least; it keeps as many as
+// connections were in use at once since the reaper last ran (keepFree),
+// so that a load swinging between a few connections in use and many does
+// not drop buffers at each ebb only to allocate them again at each flow —
+// 12 KiB a connection, and the collections that follow. The reaper brings
+// the free buffers back to that bound, the oldest first. (Not a sync.Pool:
+// under the race detector it drops items at random, and a send on a warm
+// connection allocates nothing.)
 const maxFreeBuffers = 64
+
+// keepFree is how many given-back buffers the pool keeps.
+func (p *hostPool) keepFree() int { return max(maxFreeBuffers, p.busyPeak) }
+
+// noteBusyLocked records the connections in use now in busyPeak.
+func (p *hostPool) noteBusyLocked() {
+	p.busyPeak = max(p.busyPeak, p.open-len(p.idle))
+}
 
 // waiter is a request waiting for a connection: it receives one, or nil
 // for a free slot to dial in.
@@ -104,11 +120,13 @@ func (p *hostPool) acquire(ctx context.Context, deadline time.Time) (cn *conn, w
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.lendLocked(cn)
+		p.noteBusyLocked()
 		p.mu.Unlock()
 		return cn, 0, nil
 	}
 	if p.open < p.c.opts.MaxConnsPerHost {
 		p.open++
+		p.noteBusyLocked()
 		p.mu.Unlock()
 		cn, err := p.dial(ctx, deadline)
 		return cn, 0, err
@@ -234,7 +252,7 @@ func (p *hostPool) release(cn *conn) {
 	// whole answer (a connection with unread bytes keeps its reader).
 	if b := cn.buffers; b != nil && b.br.Buffered() == 0 {
 		cn.buffers = nil
-		if len(p.free) < maxFreeBuffers {
+		if len(p.free) < p.keepFree() {
 			b.br.Reset(nil)
 			p.free = append(p.free, b)
 		}
@@ -267,6 +285,12 @@ func (p *hostPool) reap() {
 	clear(p.idle[m:])
 	p.idle = p.idle[:m]
 	p.open -= n // no request waits while connections are idle
+	p.busyPeak = p.open - len(p.idle)
+	if extra := len(p.free) - p.keepFree(); extra > 0 {
+		m := copy(p.free, p.free[extra:])
+		clear(p.free[m:])
+		p.free = p.free[:m]
+	}
 	if len(p.idle) > 0 {
 		p.reaper.Reset(timeout - now.Sub(p.idle[0].idleAt))
 	} else {
