@@ -257,7 +257,9 @@ func TestClient_BoundedConnections(t *testing.T) {
 	}
 	wg.Wait()
 	failed.Range(func(k, v any) bool { t.Errorf("goroutine %v: %v", k, v); return true })
+	mu.Lock()
 	assert.LessOrEqual(t, len(conns), 3, "server saw more connections than the bound")
+	mu.Unlock()
 	st := c.Stats()
 	assert.LessOrEqual(t, st.Dials, int64(3))
 	assert.Equal(t, st.Open, st.Idle, "every connection is idle after the work")

@@ -89,7 +89,9 @@ func (d *Dialer) Dial(ctx context.Context, addr string, secure bool, serverName 
 	if err != nil {
 		return nil, err
 	}
-	c = rawIO(c)
+	if !raceEnabled {
+		c = rawIO(c)
+	}
 	if !secure {
 		return c, nil
 	}
