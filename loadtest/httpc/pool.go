@@ -45,6 +45,9 @@ type hostPool struct {
 // conn is one keep-alive connection of the lean engine.
 type conn struct {
 	nc net.Conn
+	// raw is nc when it is a raw connection (plain TCP on Linux), which
+	// writes a request and waits for its answer in one step (send).
+	raw *rawConn
 	*buffers
 	reused bool
 	idleAt time.Time // when it was last released
@@ -211,6 +214,7 @@ func (p *hostPool) dial(ctx context.Context, deadline time.Time) (*conn, error) 
 	}
 	p.dials.Add(1)
 	cn := &conn{nc: nc}
+	cn.raw, _ = nc.(*rawConn)
 	p.mu.Lock()
 	p.lendLocked(cn)
 	p.mu.Unlock()

@@ -89,6 +89,67 @@ func TestRawConn(t *testing.T) {
 		assert.Equal(t, io.EOF, err)
 	})
 
+	t.Run("case=send", func(t *testing.T) {
+		// A request written by send, then the answer waited for without a
+		// read first: it must be seen whether it comes later or at once.
+		c, s := dial(t)
+		r := c.(*rawConn)
+		buf := make([]byte, 4)
+		for _, delay := range []time.Duration{0, 20 * time.Millisecond, 0, 0} {
+			go func() {
+				if _, err := io.ReadFull(s, buf[:4]); err == nil {
+					time.Sleep(delay)
+					_, _ = s.Write([]byte("pong"))
+				}
+			}()
+			require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+			n, err := r.send([]byte("ping"))
+			require.NoError(t, err)
+			require.Equal(t, 4, n)
+			got := make([]byte, 4)
+			_, err = io.ReadFull(c, got)
+			require.NoError(t, err, "answer after %v", delay)
+			assert.Equal(t, "pong", string(got))
+		}
+	})
+
+	t.Run("case=send-to-closed", func(t *testing.T) {
+		// The server closed the idle connection before the request: the
+		// wait after send ends with the connection's end (the reset the
+		// request draws), not at the deadline.
+		c, s := dial(t)
+		require.NoError(t, s.Close())
+		time.Sleep(20 * time.Millisecond) // its FIN has arrived, unread
+		require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+		start := time.Now()
+		_, err := c.(*rawConn).send([]byte("GET / HTTP/1.1\r\n\r\n"))
+		if err == nil {
+			_, err = c.Read(make([]byte, 10))
+		}
+		require.Error(t, err)
+		assert.True(t, isClosedConn(err), "a closed connection, safe to resend on: %v", err)
+		assert.Less(t, time.Since(start), 2*time.Second, "noticed at once, not at the deadline")
+	})
+
+	t.Run("case=send-large", func(t *testing.T) {
+		// More than the socket holds: send writes what fits and says so.
+		c, s := dial(t)
+		data := bytes.Repeat([]byte("x"), 32<<20)
+		done := make(chan int64, 1)
+		go func() {
+			n, _ := io.Copy(io.Discard, s)
+			done <- n
+		}()
+		n, err := c.(*rawConn).send(data)
+		require.NoError(t, err)
+		require.Less(t, n, len(data))
+		m, err := c.Write(data[n:])
+		require.NoError(t, err)
+		require.NoError(t, c.(*rawConn).CloseWrite())
+		assert.Equal(t, int64(len(data)), <-done)
+		assert.Equal(t, len(data), n+m)
+	})
+
 	t.Run("case=deadline", func(t *testing.T) {
 		c, _ := dial(t)
 		require.NoError(t, c.SetDeadline(time.Now().Add(30*time.Millisecond)))

@@ -34,6 +34,9 @@ type rawConn struct {
 	wn      int
 	werr    error
 	writeFn func(fd uintptr) bool
+	// sendFn is send's: it writes wbuf on its first call, inside a read.
+	sendFn func(fd uintptr) bool
+	sent   bool
 }
 
 // rawIO wraps a plain TCP connection; any other is returned as is.
@@ -47,8 +50,51 @@ func rawIO(c net.Conn) net.Conn {
 		return c
 	}
 	r := &rawConn{TCPConn: tc, rc: rc}
-	r.readFn, r.writeFn = r.read, r.write
+	r.readFn, r.writeFn, r.sendFn = r.read, r.write, r.sendThenWait
 	return r
+}
+
+// send writes p, a request, and waits until the answer can be read,
+// without the read the net package tries first — after a request has
+// just gone out, it finds nothing and fails with EAGAIN before almost
+// every answer: a system call per request for nothing. The write is made
+// inside the wait for readability, after the poller has forgotten any
+// earlier readiness, so the answer's arrival cannot be missed: it comes
+// after the request. (A wait begun after the write could miss it.) It
+// returns the bytes written; fewer than len(p) with a nil error when the
+// socket had no room for all of them, and the caller writes the rest.
+func (r *rawConn) send(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r.wbuf, r.wn, r.werr, r.sent = p, 0, nil, false
+	err := r.rc.Read(r.sendFn)
+	r.wbuf = nil
+	if err == nil {
+		err = r.werr
+	}
+	if err != nil {
+		op := "read"
+		if r.werr != nil {
+			op = "write"
+		}
+		err = &net.OpError{Op: op, Net: "tcp", Source: r.LocalAddr(), Addr: r.RemoteAddr(), Err: err}
+	}
+	return r.wn, err
+}
+
+// sendThenWait is send's read function: on its first call it writes, and
+// asks to wait for readability when the whole request went out; on the
+// next, the answer (or the end of the connection) can be read.
+func (r *rawConn) sendThenWait(fd uintptr) bool {
+	if r.sent {
+		return true
+	}
+	r.sent = true
+	if !r.write(fd) || r.werr != nil {
+		return true // the socket is full, or the write failed: back to the caller
+	}
+	return false
 }
 
 func (r *rawConn) Read(p []byte) (int, error) {

@@ -24,11 +24,11 @@ func (cn *conn) roundTrip(r *Request, call *Call, maxBody int) (resp loadtest.Re
 	var err error
 	if len(b)+len(body) <= cap(b) {
 		b = append(b, body...)
-		_, err = cn.nc.Write(b)
-	} else {
-		if _, err = cn.nc.Write(b); err == nil && len(body) > 0 {
-			_, err = cn.nc.Write(body)
-		}
+		err = cn.send(b)
+	} else if len(body) == 0 {
+		err = cn.send(b)
+	} else if _, err = cn.nc.Write(b); err == nil {
+		err = cn.send(body)
 	}
 	if cap(b) <= 4*cap(cn.wbuf) || cap(cn.wbuf) == 0 {
 		cn.wbuf = b[:0]
@@ -51,6 +51,20 @@ func (cn *conn) roundTrip(r *Request, call *Call, maxBody int) (resp loadtest.Re
 		return resp, errors.As(err, &pe) && pe == errBodyTooLarge && st.keepAlive, false
 	}
 	return StatusResponse(code, n), st.keepAlive, false
+}
+
+// send writes the last bytes of a request: on a raw connection it also
+// waits for the answer to be readable (see rawConn.send).
+func (cn *conn) send(p []byte) error {
+	if cn.raw == nil {
+		_, err := cn.nc.Write(p)
+		return err
+	}
+	n, err := cn.raw.send(p)
+	if err == nil && n < len(p) { // the socket was full: the rest as usual
+		_, err = cn.nc.Write(p[n:])
+	}
+	return err
 }
 
 // respState is what the head of an answer says about its body.
