@@ -108,7 +108,7 @@ func (c Latency) Evaluate(s *StepResult) error {
 // not requests and count only when named. A step without a single
 // successful answer of the kind violates it. [RateBelow] builds one.
 type Rate struct {
-	// Kind is the kind checked, or "" for every request kind.
+	// Kind is the kind checked, or "" (or AllRequests) for every request kind.
 	Kind string
 	// Outcome is the outcome counted.
 	Outcome Outcome
@@ -148,7 +148,7 @@ func (c Rate) Evaluate(s *StepResult) error {
 // single successful answer of the kind violates it. [FailuresBelow] builds
 // one.
 type Failures struct {
-	// Kind is the kind checked, or "" for every request kind.
+	// Kind is the kind checked, or "" (or AllRequests) for every request kind.
 	Kind string
 	// Max is the share the failures must stay below, in [0, 1].
 	Max float64
@@ -249,8 +249,9 @@ type tally struct {
 // returns a violation when there is no successful answer to judge.
 func tallyOf(c Check, s *StepResult, kind string) (tally, error) {
 	t := tally{kind: kind}
+	every := kind == "" || kind == AllRequests
 	for _, k := range s.Kinds {
-		if (kind == "" && !k.Observed) || k.Kind == kind {
+		if (every && !k.Observed) || k.Kind == kind {
 			for o, n := range k.Outcomes {
 				t.counts[o] += n
 				t.total += n

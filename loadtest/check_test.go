@@ -192,6 +192,11 @@ func TestLatencyOfAllRequests(t *testing.T) {
 				loadtest.LatencyBelow(loadtest.AllRequests, 50, 20*time.Millisecond),
 				loadtest.LatencyBelow(loadtest.AllRequests, 99, 100*time.Millisecond),
 				loadtest.LatencyBelow("slow", 50, 100*time.Millisecond),
+				// Outcome checks over all requests count the request kinds,
+				// not the failing observed samples: the first holds, the
+				// second breaks (every request succeeded).
+				loadtest.FailuresBelow(loadtest.AllRequests, 0.01),
+				loadtest.RateBelow(loadtest.AllRequests, loadtest.OK, 0.5),
 			},
 			Headline: loadtest.AllRequests,
 		})
@@ -203,9 +208,10 @@ func TestLatencyOfAllRequests(t *testing.T) {
 		assert.Less(t, all.Latency.P50, 20*time.Millisecond)
 		assert.GreaterOrEqual(t, all.Latency.P99, 500*time.Millisecond)
 		require.Equal(t, loadtest.Fail, s.Verdict)
-		require.Len(t, s.Violations, 2, "p50 of all requests holds; p99 of all and p50 of slow break")
+		require.Len(t, s.Violations, 3, "p50 and failures of all requests hold; p99 of all, p50 of slow and the ok rate of all break: %q", s.Violations)
 		assert.Contains(t, s.Violations[0], "p99 of all requests < 100ms: measured 5")
 		assert.Contains(t, s.Violations[1], "p50 of slow < 100ms")
+		assert.Regexp(t, `^ok rate of all requests < 50%: measured 100% \([0-9]+ of [0-9]+\)$`, s.Violations[2])
 		assert.Equal(t, loadtest.AllRequests, res.Headline)
 		md := res.Markdown()
 		assert.Contains(t, md, "Latency columns are of `all requests`")
