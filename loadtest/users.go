@@ -95,6 +95,9 @@ type User struct {
 	// one that set sleeping.
 	timer    *time.Timer
 	sleeping atomic.Bool
+	// late is how far behind its own pace the main sleeper is: the lag of
+	// its last wake-up, made up at the next Sleep.
+	late time.Duration
 }
 
 // Context returns the user's context, done when the user must stop.
@@ -147,19 +150,40 @@ func (u *User) Begin(kind string) *Pending {
 
 // Sleep waits d (a think time) and reports whether the user should go on:
 // false once the user is stopping. How late the wake-up came is the
-// generator's schedule lag.
+// generator's schedule lag, and the user makes it up at its next think
+// time: the wait after a wake-up the generator made late by L is d − L (none
+// when L ≥ d, the rest carried on), so that each user keeps the pace it
+// would have had on time. Without it every late wake-up would push its user
+// back for good, and users woken late together — a burst the generator
+// could not serve at once — would stay bunched at every later think time,
+// their requests queued behind one another in the generator and timed as
+// the target's.
 func (u *User) Sleep(d time.Duration) bool {
 	if d <= 0 {
 		return u.ctx.Err() == nil
 	}
-	planned := time.Now().Add(d)
+	now := time.Now()
 	// One timer per user, reset for each sleep, so that a sleeping user's
 	// goroutine allocates nothing, which keeps its stack small (see
 	// gatewayUser.live in the mcp package); a second goroutine of the user
-	// (Go) sleeping at the same time gets a timer of its own.
+	// (Go) sleeping at the same time gets a timer of its own and keeps no
+	// pace: the debt is the user's main sleeper's.
 	var t *time.Timer
-	if u.sleeping.CompareAndSwap(false, true) {
+	own := u.sleeping.CompareAndSwap(false, true)
+	if own {
 		defer u.sleeping.Store(false)
+		d -= u.late
+	}
+	planned := now.Add(d)
+	if d <= 0 {
+		// Already due: the generator is still behind this user by -d.
+		u.late = -d
+		if w := u.d.env.rec.window.Load(); w != nil {
+			w.recordLag(-d)
+		}
+		return u.ctx.Err() == nil
+	}
+	if own {
 		if u.timer == nil {
 			u.timer = time.NewTimer(d)
 		} else {
@@ -171,8 +195,12 @@ func (u *User) Sleep(d time.Duration) bool {
 	}
 	select {
 	case <-t.C:
+		lag := time.Since(planned)
+		if own {
+			u.late = lag
+		}
 		if w := u.d.env.rec.window.Load(); w != nil {
-			w.recordLag(time.Since(planned))
+			w.recordLag(lag)
 		}
 		return true
 	case <-u.ctx.Done():

@@ -37,7 +37,8 @@ import (
 //     over httpc, as a scenario runs it (self-checks, timeline, samplers);
 //   - gen=headroom-run: the `headroom run` command at the same rate;
 //   - gen=users:        loadtest.Run of modeled users (Users, one request
-//     then a think time) sized to give the same rate: the closed model;
+//     then a think time of 0.25–0.75 s) sized to give the same rate: the
+//     closed model;
 //   - gen=naive:        net/http with a goroutine per arrival at the same rate.
 //
 // The target is nginx (Debian's nginx-light) serving 1 KiB on loopback, in
@@ -375,8 +376,8 @@ func benchGenMain() {
 	os.Exit(0)
 }
 
-// benchThink is the modeled users' think time: rate × think users give
-// the rate (their requests' own latency is small beside it).
+// benchThink is the modeled users' mean think time: rate × think users
+// give the rate (their requests' own latency is small beside it).
 const benchThink = 500 * time.Millisecond
 
 // benchHeadroom runs the open (arrivals) or closed (users) model through
@@ -412,7 +413,9 @@ func benchHeadroom(gen, url string, rate float64, dur time.Duration) error {
 			}
 			for {
 				u.Do("get", do)
-				if !u.Sleep(benchThink) {
+				// A think time that varies, as people's do: uniform over
+				// ½–1½ of the mean.
+				if !u.Sleep(benchThink/2 + time.Duration(u.Rand.Int64N(int64(benchThink)))) {
 					return
 				}
 			}
