@@ -217,8 +217,10 @@ func (d *arrivals) schedule() {
 			if d.ctx.Err() != nil {
 				return
 			}
-			if _, now := d.lvl.get(); now != changed {
+			select {
+			case <-changed:
 				continue // re-plan under the new level
+			default:
 			}
 		} else if wait > 0 {
 			timer.Reset(wait)

@@ -78,7 +78,7 @@ func (r *rawConn) send(p []byte) (int, error) {
 		if r.werr != nil {
 			op = "write"
 		}
-		err = &net.OpError{Op: op, Net: "tcp", Source: r.LocalAddr(), Addr: r.RemoteAddr(), Err: err}
+		err = r.opError(op, err)
 	}
 	return r.wn, err
 }
@@ -108,7 +108,7 @@ func (r *rawConn) Read(p []byte) (int, error) {
 		err = r.rerr
 	}
 	if err != nil && err != io.EOF {
-		err = &net.OpError{Op: "read", Net: "tcp", Source: r.LocalAddr(), Addr: r.RemoteAddr(), Err: err}
+		err = r.opError("read", err)
 	}
 	return r.rn, err
 }
@@ -144,9 +144,14 @@ func (r *rawConn) Write(p []byte) (int, error) {
 		err = r.werr
 	}
 	if err != nil {
-		err = &net.OpError{Op: "write", Net: "tcp", Source: r.LocalAddr(), Addr: r.RemoteAddr(), Err: err}
+		err = r.opError("write", err)
 	}
 	return r.wn, err
+}
+
+// opError names the connection in err, as the net package's errors do.
+func (r *rawConn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: r.LocalAddr(), Addr: r.RemoteAddr(), Err: err}
 }
 
 // write is the RawConn's write function: false to wait for writability

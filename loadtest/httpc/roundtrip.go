@@ -25,8 +25,6 @@ func (cn *conn) roundTrip(r *Request, call *Call, maxBody int) (resp loadtest.Re
 	if len(b)+len(body) <= cap(b) {
 		b = append(b, body...)
 		err = cn.send(b)
-	} else if len(body) == 0 {
-		err = cn.send(b)
 	} else if _, err = cn.nc.Write(b); err == nil {
 		err = cn.send(body)
 	}
