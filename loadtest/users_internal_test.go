@@ -47,3 +47,21 @@ func TestUserSleepMakesUpTheGeneratorsLateness(t *testing.T) {
 		t.Fatalf("late = %v after an on-time wake-up; want its own small lag", u.late)
 	}
 }
+
+// A modeled user's cycle — a request through Do, then a think time —
+// allocates nothing, like an arrival's: ten thousand users must not feed
+// the collector.
+func TestUserCycleZeroAllocs(t *testing.T) {
+	rec := NewRecorder("get")
+	rec.open()
+	u := &User{ctx: context.Background(), d: &users{env: runEnv{rec: rec}}}
+	do := func(context.Context) Response { return Response{Outcome: OK, Bytes: 10} }
+	allocs := testing.AllocsPerRun(200, func() {
+		u.Do("get", do)
+		u.late = 0 // on its pace: the think time waits on the timer
+		u.Sleep(100 * time.Microsecond)
+	})
+	if allocs != 0 {
+		t.Fatalf("a user's request and think time allocate %v times; want 0", allocs)
+	}
+}
