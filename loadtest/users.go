@@ -168,45 +168,43 @@ func (u *User) Sleep(d time.Duration) bool {
 	// gatewayUser.live in the mcp package); a second goroutine of the user
 	// (Go) sleeping at the same time gets a timer of its own and keeps no
 	// pace: the debt is the user's main sleeper's.
-	var t *time.Timer
 	own := u.sleeping.CompareAndSwap(false, true)
 	if own {
 		defer u.sleeping.Store(false)
 		d -= u.late
 	}
 	planned := now.Add(d)
-	if d <= 0 {
-		// Already due: the generator is still behind this user by -d.
-		u.late = -d
-		if w := u.d.env.rec.window.Load(); w != nil {
-			w.recordLag(-d)
-		}
-		return u.ctx.Err() == nil
-	}
-	if own {
-		if u.timer == nil {
-			u.timer = time.NewTimer(d)
-		} else {
-			u.timer.Reset(d)
-		}
-		t = u.timer
-	} else {
-		t = time.NewTimer(d)
-	}
-	select {
-	case <-t.C:
-		lag := time.Since(planned)
+	if d > 0 {
+		var t *time.Timer
 		if own {
-			u.late = lag
+			if u.timer == nil {
+				u.timer = time.NewTimer(d)
+			} else {
+				u.timer.Reset(d)
+			}
+			t = u.timer
+		} else {
+			t = time.NewTimer(d)
 		}
-		if w := u.d.env.rec.window.Load(); w != nil {
-			w.recordLag(lag)
+		select {
+		case <-t.C:
+		case <-u.ctx.Done():
+			t.Stop()
+			return false
 		}
-		return true
-	case <-u.ctx.Done():
-		t.Stop()
+	} else if u.ctx.Err() != nil {
 		return false
 	}
+	// Woken late, or already due at the call (the generator still behind
+	// this user): either way the lag, made up next time.
+	lag := time.Since(planned)
+	if own {
+		u.late = lag
+	}
+	if w := u.d.env.rec.window.Load(); w != nil {
+		w.recordLag(lag)
+	}
+	return true
 }
 
 // Go runs fn in a goroutine owned by the user, such as the reader of a held
