@@ -12,6 +12,9 @@ GOOD    ?=
 BAD     ?= HEAD
 ABRUN   ?= TestLoad_Smoke/backend=local/db=postgres
 ABFLAGS ?= -short
+# The smallest change that matters in a bisection's steps: about half the
+# regression sought (20% finds a ×1.4 one); noise below it is no change.
+MATTERS ?= 20%
 
 .PHONY: help deps test unit scenarios-short load images bench bench-deps lint clean-results report ab bisect bisect-step history history-add
 
@@ -74,15 +77,15 @@ ab: images ## A/B: the working tree against GOOD (default HEAD), interleaved tri
 	$(GO) run ./cmd/headroom ab -base $(or $(GOOD),HEAD) -head . -run '$(ABRUN)' $(ABFLAGS)
 
 bisect: images ## find the commit between GOOD and BAD that cost capacity: git bisect run with A/B steps against GOOD
-	@test -n "$(GOOD)" || { echo "give the known-good ref: make bisect GOOD=v0.3.0 [BAD=HEAD] [ABRUN=...] [ABFLAGS=...]"; exit 2; }
+	@test -n "$(GOOD)" || { echo "give the known-good ref: make bisect GOOD=v0.3.0 [BAD=HEAD] [MATTERS=20%] [ABRUN=...] [ABFLAGS=...]"; exit 2; }
 	@bin=$$(mktemp -d)/headroom && $(GO) build -o $$bin ./cmd/headroom && \
 	  git bisect start $(BAD) $(GOOD) && \
-	  git bisect run $$bin ab -bisect -base $(GOOD) -run '$(ABRUN)' $(ABFLAGS); rc=$$?; \
+	  git bisect run $$bin ab -bisect -base $(GOOD) -matters $(MATTERS) -run '$(ABRUN)' $(ABFLAGS); rc=$$?; \
 	  git bisect log | tail -5; git bisect reset >/dev/null; rm -rf $$(dirname $$bin); exit $$rc
 
 bisect-step: ## one step of `git bisect run make bisect-step GOOD=ref`: 0 good, 1 bad, 125 skip (unbuildable or inconclusive)
 	@test -n "$(GOOD)" || { echo "give the known-good ref: GOOD=<ref>"; exit 128; }
-	@$(GO) run ./cmd/headroom ab -bisect -base $(GOOD) -run '$(ABRUN)' $(ABFLAGS)
+	@$(GO) run ./cmd/headroom ab -bisect -base $(GOOD) -matters $(MATTERS) -run '$(ABRUN)' $(ABFLAGS)
 
 HISTORY ?= testdata/history.jsonl
 

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,32 @@ const (
 	bisectSkip  = 125
 	bisectAbort = 128
 )
+
+// fraction is a flag of a fraction written "20%" or "0.2".
+type fraction float64
+
+func (f *fraction) String() string {
+	if *f == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%g%%", 100*float64(*f))
+}
+
+func (f *fraction) Set(s string) error {
+	pct, isPct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(pct, 64)
+	if err != nil {
+		return fmt.Errorf("%q: write it as a percentage (20%%) or a fraction (0.2)", s)
+	}
+	if isPct {
+		v /= 100
+	}
+	if !(v >= 0 && v < 1) {
+		return fmt.Errorf("%q: give at least 0%% and below 100%%", s)
+	}
+	*f = fraction(v)
+	return nil
+}
 
 // envFlags collects repeated -base-env/-head-env K=V flags.
 type envFlags []string
@@ -73,6 +100,8 @@ func abCmd(args []string, stdout io.Writer) error {
 	out := fl.String("o", "", "directory for the trials' results, logs and the report (default testdata/results/ab/<time>)")
 	summary := fl.String("summary", "", "append the Markdown report to this file too (e.g. $GITHUB_STEP_SUMMARY)")
 	bisect := fl.Bool("bisect", false, "exit as git bisect run expects: 0 no regression, 1 regressed, 125 inconclusive or unbuildable, 128 cannot run")
+	var matters fraction
+	fl.Var(&matters, "matters", "the smallest change of any figure that matters, e.g. 20% (default each figure's own: 5% for cost and throughput, 10% for latency); to bisect a regression of known size, about half of it")
 	var baseEnv, headEnv envFlags
 	fl.Var(&baseEnv, "base-env", "NAME=value set in arm A's trials (repeatable); LOADTEST_TARGET_ENV_<NAME> reaches the target itself")
 	fl.Var(&headEnv, "head-env", "NAME=value set in arm B's trials (repeatable)")
@@ -188,14 +217,18 @@ func abCmd(args []string, stdout io.Writer) error {
 		}
 		return rs, nil
 	}
-	reports, err := ab.Run(ctx, ab.Config{Trials: *trials, MaxTrials: *maxTrials, Seed: *seed, Logf: logf}, trial)
+	reports, err := ab.Run(ctx, ab.Config{Trials: *trials, MaxTrials: *maxTrials, Seed: *seed, Matters: float64(matters), Logf: logf}, trial)
 	if err != nil {
 		return &exitError{exitInvalid, fmt.Errorf("interrupted: %w (the trials so far are in %s)", err, *out)}
 	}
 
 	var md strings.Builder
-	fmt.Fprintf(&md, "# A/B: %s\n\nA = %s%s, B = %s%s; harness %s; %d trials per arm, seed %d; trials in `%s`.\n\n",
-		*run, *base, envNote(baseEnv), *head, envNote(headEnv), *harness, *trials, *seed, *out)
+	band := ""
+	if matters > 0 {
+		band = fmt.Sprintf("; no change below %s matters", matters.String())
+	}
+	fmt.Fprintf(&md, "# A/B: %s\n\nA = %s%s, B = %s%s; harness %s; %d trials per arm, seed %d%s; trials in `%s`.\n\n",
+		*run, *base, envNote(baseEnv), *head, envNote(headEnv), *harness, *trials, *seed, band, *out)
 	for _, r := range reports {
 		md.WriteString(r.Markdown())
 		md.WriteString("\n")

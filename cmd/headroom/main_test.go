@@ -148,3 +148,20 @@ func TestRunExitStatus(t *testing.T) {
 	}
 	assert.Equal(t, exitUsage, run([]string{"frobnicate"}, &stdout, &stderr))
 }
+
+// -matters takes a percentage or a fraction below 1; anything else is
+// refused before a trial runs.
+func TestABMattersFlag(t *testing.T) {
+	for in, want := range map[string]float64{"20%": 0.2, "0.2": 0.2, "0": 0, " 5% ": 0.05} {
+		var f fraction
+		require.NoError(t, f.Set(in), in)
+		assert.InDelta(t, want, float64(f), 1e-12, in)
+	}
+	for _, in := range []string{"100%", "1", "-5%", "x", "NaN", ""} {
+		var f fraction
+		assert.Error(t, f.Set(in), in)
+	}
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, exitUsage, run([]string{"ab", "-run", "TestLoad_X", "-matters", "150%"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `invalid value "150%" for flag -matters: "150%": give at least 0% and below 100%`)
+}

@@ -222,6 +222,54 @@ func TestUnsettledFiguresGetMoreTrials(t *testing.T) {
 	assert.ErrorContains(t, err, "MaxTrials is 3, below Trials 5")
 }
 
+// A bisection step on a commit of the same cost once came out
+// inconclusive: CPU per success ×1.11 (p = 0.035) from a noisy machine,
+// beyond the 5% band, and git could not name the commit. Matters, set to
+// about half the regression sought, widens every figure's band: the
+// noise is no change, the regression still is one, and a band wider than
+// the regression hides it.
+func TestMattersWidensTheBand(t *testing.T) {
+	trials := func(relayB float64) (as, bs []*loadtest.Result) {
+		r := rand.New(rand.NewPCG(5, 5))
+		for range 10 {
+			a, b := trial{relayCPU: 130, pgCPU: 40, latency: 5, noise: 0.04}, trial{relayCPU: relayB, pgCPU: 40, latency: 5, noise: 0.04}
+			as, bs = append(as, a.result(r)), append(bs, b.result(r))
+		}
+		return as, bs
+	}
+	as, bs := trials(130 * 1.11)
+	noise := ab.CompareResults("TestLoad_X", as, bs)
+	assert.NotEqual(t, ab.Unchanged, noise.Verdict, "an 11%% change is beyond the default 5%%: %s", noise.Reason)
+	noise = ab.Config{Matters: 0.25}.CompareResults("TestLoad_X", as, bs)
+	assert.Equal(t, ab.Unchanged, noise.Verdict, "within 25%%: %s", noise.Reason)
+	for _, f := range noise.Figures {
+		if f.Name == "cpu/ok relay" {
+			assert.Contains(t, f.Comparison.Reason, "±25%")
+		}
+	}
+	as, bs = trials(130 * 1.5)
+	worse := ab.Config{Matters: 0.25}.CompareResults("TestLoad_X", as, bs)
+	assert.Equal(t, ab.Regressed, worse.Verdict, "×1.5 is beyond 25%%: %s", worse.Reason)
+	assert.Contains(t, worse.Reason, "cpu/ok relay")
+	worse = ab.Config{Matters: 0.6}.CompareResults("TestLoad_X", as, bs)
+	assert.NotEqual(t, ab.Regressed, worse.Verdict, "×1.5 is within 60%%: %s", worse.Reason)
+
+	// Run passes it on, and refuses a band that is no fraction.
+	reps, err := ab.Run(context.Background(), ab.Config{Trials: 2, MaxTrials: 2, Matters: 0.4}, func(_ context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
+		return []*loadtest.Result{[2][]*loadtest.Result{as, bs}[arm][i]}, nil
+	})
+	require.NoError(t, err)
+	for _, f := range reps[0].Figures {
+		if f.Name == "cpu/ok relay" {
+			assert.Contains(t, f.Comparison.Reason, "±40%")
+		}
+	}
+	for _, m := range []float64{-0.1, 1, math.NaN()} {
+		_, err := ab.Run(context.Background(), ab.Config{Matters: m}, nil)
+		assert.ErrorContains(t, err, "Matters is", "Matters %g", m)
+	}
+}
+
 func TestWorst(t *testing.T) {
 	rep := func(v ab.Verdict) *ab.Report { return &ab.Report{Verdict: v} }
 	assert.Equal(t, ab.Regressed, ab.Worst([]*ab.Report{rep(ab.Improved), rep(ab.Regressed), rep(ab.Undecided)}))

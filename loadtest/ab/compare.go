@@ -80,9 +80,16 @@ type FigureResult struct {
 }
 
 // CompareResults compares the results of one scenario's trials, a from arm
-// A (base) and b from arm B (head). Results with no valid step (invalid or
-// incomplete) are left out and listed in Rejected.
+// A (base) and b from arm B (head), each figure with its own band of what
+// matters. Results with no valid step (invalid or incomplete) are left out
+// and listed in Rejected.
 func CompareResults(scenario string, a, b []*loadtest.Result) *Report {
+	return Config{}.CompareResults(scenario, a, b)
+}
+
+// CompareResults is the package's CompareResults with cfg.Matters widening
+// every figure's band of what matters; the other fields play no part.
+func (cfg Config) CompareResults(scenario string, a, b []*loadtest.Result) *Report {
 	rep := &Report{Scenario: scenario}
 	var vals [2][]figureValues
 	var figs []Figure
@@ -112,6 +119,9 @@ func CompareResults(scenario string, a, b []*loadtest.Result) *Report {
 		return 1
 	})
 	for _, f := range figs {
+		if cfg.Matters > f.Rule.withDefaults().Relative {
+			f.Rule.Relative = cfg.Matters
+		}
 		fr := FigureResult{Figure: f}
 		for _, fv := range vals[0] {
 			if v, ok := fv.values[f.Name]; ok {

@@ -55,6 +55,14 @@ type Config struct {
 	MaxTrials int
 	// Seed decides the order of the trials; default 1.
 	Seed uint64
+	// Matters is the smallest relative change of a figure that matters,
+	// as a fraction of arm A's median (0.2 = 20%), for every figure whose
+	// own band is narrower (5% for cost and throughput, 10% for latency).
+	// A search for a change of known size — a bisection of a ×1.5
+	// regression — sets it to about half that size, so that noise between
+	// two builds of the same cost is not taken for a change; 0 keeps each
+	// figure's own band.
+	Matters float64
 	// Logf receives a line per trial; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -81,6 +89,9 @@ func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
 	}
 	if cfg.MaxTrials < cfg.Trials {
 		return nil, fmt.Errorf("ab: MaxTrials is %d, below Trials %d; give at least as many, or 0 for twice Trials", cfg.MaxTrials, cfg.Trials)
+	}
+	if !(cfg.Matters >= 0 && cfg.Matters < 1) {
+		return nil, fmt.Errorf("ab: Matters is %g; give the smallest change that matters as a fraction of A's median, at least 0 and below 1 (0.2 for 20%%)", cfg.Matters)
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
@@ -121,7 +132,7 @@ func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
 	compare := func() []*Report {
 		var reports []*Report
 		for _, s := range scenarios {
-			rep := CompareResults(s, results[s][A], results[s][B])
+			rep := cfg.CompareResults(s, results[s][A], results[s][B])
 			rep.Rejected = append(slices.Clone(rejected), rep.Rejected...)
 			reports = append(reports, rep)
 		}
