@@ -317,6 +317,18 @@ func (w *window) stats(k int) *kindStats {
 	return grown[k]
 }
 
+// countAbove returns how many of h's values (µs) are above v, to the
+// histogram's precision.
+func countAbove(h *hdrhistogram.Histogram, v int64) int64 {
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From > v {
+			n += b.Count
+		}
+	}
+	return n
+}
+
 // recordLag adds one schedule-lag sample: how late the generator sent a
 // request relative to its plan.
 func (w *window) recordLag(d time.Duration) {

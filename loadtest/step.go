@@ -151,6 +151,9 @@ type SelfCheckResult struct {
 	// ScheduleLagP99 is the 99th percentile of how late the generator
 	// started requests relative to their intended send time.
 	ScheduleLagP99 time.Duration `json:"schedule_lag_p99"`
+	// LateStarts counts the requests started later than the self-check's
+	// MaxScheduleLag.
+	LateStarts int64 `json:"late_starts,omitempty"`
 	// CPU is the generator process's CPU use as a fraction of the cores it
 	// may use (GOMAXPROCS): 0.5 is half of them.
 	CPU float64 `json:"cpu"`

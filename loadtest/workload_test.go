@@ -2,6 +2,7 @@ package loadtest_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,9 @@ import (
 // thundering herd), each measured from its tick.
 type herd struct {
 	do func(ctx context.Context) loadtest.Response
+	// late is how late the first lateN requests start after their tick.
+	late  time.Duration
+	lateN int64
 }
 
 func (h herd) KindNames() []string { return []string{"herd"} }
@@ -34,6 +38,7 @@ type herdDriver struct {
 	rec      *loadtest.Recorder
 	level    atomic.Int64
 	inflight atomic.Int64
+	sent     int64
 	cancel   context.CancelFunc
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -53,7 +58,12 @@ func (d *herdDriver) loop(ctx context.Context) {
 			return
 		case tick := <-t.C:
 			for range d.level.Load() {
-				p := d.rec.Request("herd", tick)
+				intended := tick
+				if d.sent < d.h.lateN {
+					intended = tick.Add(-d.h.late)
+				}
+				d.sent++
+				p := d.rec.Request("herd", intended)
 				d.inflight.Add(1)
 				d.wg.Go(func() {
 					defer d.inflight.Add(-1)
@@ -85,6 +95,31 @@ func TestWorkloadOfYourOwn(t *testing.T) {
 		assert.InDelta(t, 5, s.Offered, 0.5)
 		assert.Equal(t, 20*time.Millisecond, s.Kind("herd").Latency.P50.Round(time.Millisecond))
 	})
+}
+
+// The schedule-lag self-check voids a step whose requests started late,
+// and counts them; a p99 beyond its bound resting on fewer than five late
+// starts — one stall of a shared machine in a short step — does not.
+func TestScheduleLagNeedsFiveLateStarts(t *testing.T) {
+	for _, tc := range []struct {
+		lateN int64
+		want  loadtest.Verdict
+	}{{50, loadtest.Invalid}, {5, loadtest.Invalid}, {4, loadtest.Pass}} {
+		synctest.Test(t, func(t *testing.T) {
+			res := run(t, loadtest.Scenario{
+				Workload: herd{do: sleeper(time.Millisecond), late: 80 * time.Millisecond, lateN: tc.lateN},
+				Plan:     loadtest.Ladder{Steps: []loadtest.Step{{Level: 20, Hold: 10 * time.Second}}},
+			})
+			s := res.Steps[0]
+			assert.Equal(t, tc.want, s.Verdict, "%d late: %v", tc.lateN, s.Self.Reasons)
+			assert.Equal(t, tc.lateN, s.Self.LateStarts)
+			assert.Greater(t, s.Self.ScheduleLagP99, 50*time.Millisecond, "%d of %d late", tc.lateN, s.Kind("herd").Total())
+			if tc.want == loadtest.Invalid {
+				require.Len(t, s.Self.Reasons, 1)
+				assert.Regexp(t, fmt.Sprintf(`^the generator started requests late: schedule lag p99 80\.\d+ms > 50ms \(%d started later than that\)$`, tc.lateN), s.Self.Reasons[0])
+			}
+		})
+	}
 }
 
 // The open model can record observations: a request function that

@@ -235,6 +235,7 @@ func mergeStep(i, count int, common loadtest.Shard, byIndex map[int]*loadtest.Re
 		out.Throughput += p.Throughput
 		ps := p.Self
 		self.ScheduleLagP99 = max(self.ScheduleLagP99, ps.ScheduleLagP99)
+		self.LateStarts += ps.LateStarts
 		self.CPU = max(self.CPU, ps.CPU)
 		self.Dropped += ps.Dropped
 		self.Unfinished += ps.Unfinished

@@ -50,7 +50,7 @@ func shardResults(t *testing.T, n int, start time.Time, steps ...loadtest.Step) 
 			r.Steps = append(r.Steps, &loadtest.StepResult{Index: i, Step: st, Start: hold.Add(time.Duration(k) * time.Millisecond), End: hold.Add(st.Hold),
 				Offered: float64(len(samples)) / secs, Achieved: float64(len(samples)) / secs, Throughput: float64(len(samples)-1) / secs,
 				Kinds:     []*loadtest.KindResult{kindOf(t, "get", samples, 1)},
-				Self:      loadtest.SelfCheckResult{ScheduleLagP99: time.Duration(k) * time.Millisecond, CPU: 0.1},
+				Self:      loadtest.SelfCheckResult{ScheduleLagP99: time.Duration(k) * time.Millisecond, LateStarts: int64(k), CPU: 0.1},
 				Resources: []loadtest.SeriesSummary{{Component: "generator", Metric: "cpu", Mean: 0.1, Max: 0.2, Samples: 2}},
 				Verdict:   loadtest.Pass})
 			at = hold.Add(st.Hold + 2*time.Second)
@@ -92,8 +92,8 @@ func TestMergeExact(t *testing.T) {
 		if k.Latency.P99 != whole.Percentile(99) {
 			t.Errorf("step %d: Latency.P99 %v, want %v", i+1, k.Latency.P99, whole.Percentile(99))
 		}
-		if st.Resource("generator[2]", "cpu") == nil || st.Self.ScheduleLagP99 != 2*time.Millisecond {
-			t.Errorf("step %d: the generator series per shard and the worst lag are not kept: %+v %+v", i+1, st.Resources, st.Self)
+		if st.Resource("generator[2]", "cpu") == nil || st.Self.ScheduleLagP99 != 2*time.Millisecond || st.Self.LateStarts != 3 {
+			t.Errorf("step %d: the generator series per shard, the worst lag and every late start are not kept: %+v %+v", i+1, st.Resources, st.Self)
 		}
 	}
 }
