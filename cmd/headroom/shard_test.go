@@ -108,11 +108,15 @@ func compareMerged(t *testing.T, single, merged *loadtest.Result, shards int) {
 		} else {
 			assert.Equal(t, s.Verdict, m.Verdict, "step %d: verdict", i+1)
 		}
-		// p50 within sampling: the interval of the single run's median,
-		// widened by a millisecond of scheduling noise on a shared machine.
+		// p50 of the same size: within a factor of two of the interval of
+		// the single run's median. Three generator processes share this
+		// machine's two cores with the target where one did, and a CI run
+		// saw the median move 4.3 → 6.2 ms for it; a merge that mixed up
+		// units or histograms would be off by far more. The exact merge is
+		// loadtest/shard's TestMergeExact.
 		lo, hi := sk.PercentileBounds(50, 3)
-		assert.True(t, mk.Latency.P50 >= lo-time.Millisecond && mk.Latency.P50 <= hi+time.Millisecond,
-			"step %d: merged p50 %v outside the single run's [%v, %v] ± 1ms", i+1, mk.Latency.P50, lo, hi)
+		assert.True(t, mk.Latency.P50 >= lo/2 && mk.Latency.P50 <= 2*hi+time.Millisecond,
+			"step %d: merged p50 %v outside half to twice the single run's [%v, %v]", i+1, mk.Latency.P50, lo, hi)
 	}
 }
 
