@@ -67,3 +67,24 @@ func TestProcessSamplerLimits(t *testing.T) {
 	assert.Positive(t, limits["memory"], "memory limit known")
 	assert.Positive(t, limits["files"], "descriptor limit known")
 }
+
+// A -short run of Test bounds the schedule lag at ShortScheduleLag unless
+// the scenario set its own bound; a full-size run keeps the default.
+func TestShortRunScheduleLagBound(t *testing.T) {
+	s := Scenario{}
+	shortDefaults(&s, false)
+	assert.Equal(t, time.Duration(0), s.SelfCheck.MaxScheduleLag)
+	assert.Equal(t, 50*time.Millisecond, s.SelfCheck.withDefaults().MaxScheduleLag)
+	shortDefaults(&s, true)
+	assert.Equal(t, ShortScheduleLag, s.SelfCheck.MaxScheduleLag)
+	late := SelfCheckResult{ScheduleLagP99: 80 * time.Millisecond, LateStarts: 8}
+	assert.Empty(t, s.SelfCheck.withDefaults().reasons(late), "80 ms late in a -short run")
+	late.ScheduleLagP99 = 300 * time.Millisecond
+	assert.NotEmpty(t, s.SelfCheck.withDefaults().reasons(late), "300 ms late in a -short run")
+	own := Scenario{SelfCheck: SelfCheck{MaxScheduleLag: 20 * time.Millisecond}}
+	shortDefaults(&own, true)
+	assert.Equal(t, 20*time.Millisecond, own.SelfCheck.MaxScheduleLag)
+	off := Scenario{SelfCheck: SelfCheck{MaxScheduleLag: -1}}
+	shortDefaults(&off, true)
+	assert.Equal(t, time.Duration(-1), off.SelfCheck.MaxScheduleLag)
+}

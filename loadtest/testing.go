@@ -55,6 +55,7 @@ func Test(t testing.TB, s Scenario) *Result {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	shortDefaults(&s, testing.Short())
 	if s.SeriesEvery == 0 {
 		every, err := seriesEvery()
 		if err != nil {
@@ -295,4 +296,21 @@ func relToModule(path string) string {
 		}
 	}
 	return path
+}
+
+// ShortScheduleLag is the default schedule-lag bound of the self-check in
+// a -short run of Test: such a run checks correctness on a shared
+// machine, as latency bars are for full-size runs, and there one stall of
+// the machine at a step's edge — the target and its stack sharing two
+// cores with the generator — made late starts of 50-70 ms with the
+// generator at a few percent of a core. A generator that cannot keep up
+// still shows: it falls further behind the longer it runs.
+const ShortScheduleLag = 250 * time.Millisecond
+
+// shortDefaults sets the self-check's schedule-lag bound of a -short run
+// where the scenario left it to the default.
+func shortDefaults(s *Scenario, short bool) {
+	if short && s.SelfCheck.MaxScheduleLag == 0 {
+		s.SelfCheck.MaxScheduleLag = ShortScheduleLag
+	}
 }
