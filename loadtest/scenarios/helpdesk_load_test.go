@@ -73,7 +73,7 @@ func helpdeskSetups(t *testing.T) []string {
 func helpdesk(t *testing.T, setup string) {
 	k := loadtest.NewKnobs(t)
 	agents := k.Levels("AGENTS", "250,500,1000,2000,3000", "20,40")
-	ramp, hold := k.DurationOrZero("RAMP", "60s", "3s"), k.Duration("HOLD", "180s", "15s")
+	ramp, hold := k.DurationOrZero("RAMP", "60s", "3s"), k.Duration("HOLD", "180s", "10s")
 	pace := k.Float("PACE", "1", "0.1", 0.001)
 	bar := k.Duration("P95", "300ms", "300ms")
 	seedN := k.Uint("SEED", "1", "1")

@@ -3,6 +3,7 @@
 package scenarios
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -30,9 +31,15 @@ import (
 // LOADTEST_DB (both databases: LOADTEST_DB=all), LOADTEST_ERA (the
 // stateless revision's run: stateless, or all for both back to back),
 // LOADTEST_TARGET_CPUS, LOADTEST_TARGET_MEMORY. -short probes 20 → 80
-// users, in both eras.
+// users, in both eras, on PostgreSQL unless LOADTEST_DB names another or
+// all (TestLoad_Smoke and TestLoad_RateCeiling already run both databases
+// in -short).
 func TestLoad_GatewayKnee(t *testing.T) {
-	for _, db := range fixtures.Databases(t) {
+	dbs := fixtures.Databases(t)
+	if testing.Short() && os.Getenv("LOADTEST_DB") == "" {
+		dbs = []fixtures.Database{fixtures.Postgres}
+	}
+	for _, db := range dbs {
 		t.Run("db="+string(db), func(t *testing.T) {
 			for _, e := range eras(t) {
 				t.Run("era="+e.name, func(t *testing.T) { gatewayKnee(t, db, e) })
