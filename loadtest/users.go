@@ -18,7 +18,10 @@ import (
 // run or the ramp-down stops it. A behaviour issues requests through its
 // [User] handle and sleeps on think times between them, so the load follows
 // the users, not a rate: a closed model, named so nobody picks it by
-// accident. Ramps start users evenly spread over the ramp.
+// accident. Ramps start users evenly spread over the ramp; a behaviour
+// that pauses with [User.Think] starts each user at a random point of its
+// cycle, so that a hold measures the level's steady state (the step's
+// self-check voids a hold whose offered load drifts).
 type Users struct {
 	// Kinds lists every kind the behaviour records; checks may name only
 	// these. Recording another kind is allowed but not checkable.
@@ -98,6 +101,8 @@ type User struct {
 	// late is how far behind its own pace the main sleeper is: the lag of
 	// its last wake-up, made up at the next Sleep.
 	late time.Duration
+	// thought is set once the user has had its first Think.
+	thought bool
 }
 
 // Context returns the user's context, done when the user must stop.
@@ -205,6 +210,30 @@ func (u *User) Sleep(d time.Duration) bool {
 		w.recordLag(lag)
 	}
 	return true
+}
+
+// Think sleeps a think time drawn from d and reports whether the user
+// should go on, as [User.Sleep] does. The user's first Think draws instead
+// what is left of the think time a random instant falls in
+// ([dist.Residual]): the user starts at a random point of its own cycle,
+// so that users started together — by a ramp, by a step — are not in
+// phase, and the load they make is their level's steady state from the
+// first second of a hold, not a start-up surge that decays over several
+// cycles. A behaviour whose every pause between requests is a Think is
+// stationary by construction; one that starts its cycle another way draws
+// its first pause with dist.Residual itself. (Time spent waiting for
+// answers is not part of the draw: the start is exact when answers are
+// short beside the think times.) Call it from the user's own goroutine:
+// it draws from u.Rand.
+func (u *User) Think(d dist.Dist[time.Duration]) bool {
+	var pause time.Duration
+	if u.thought {
+		pause = d.Sample(u.Rand)
+	} else {
+		u.thought = true
+		pause = dist.Residual(d, u.Rand)
+	}
+	return u.Sleep(pause)
 }
 
 // Go runs fn in a goroutine owned by the user, such as the reader of a held

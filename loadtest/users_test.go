@@ -117,15 +117,11 @@ func TestUsersExpressTheCalibratedGatewayWorkload(t *testing.T) {
 					connect()
 				}
 			})
-			gaps := bursts.Gaps(u.Rand)
-			for {
-				gap := gaps.Next()
-				if bot {
-					gap = dist.Fixed[time.Duration]{Value: 2 * time.Second, Jitter: time.Second}.Sample(u.Rand)
-				}
-				if !u.Sleep(gap) {
-					return
-				}
+			var gaps dist.Dist[time.Duration] = bursts
+			if bot {
+				gaps = dist.Fixed[time.Duration]{Value: 2 * time.Second, Jitter: time.Second}
+			}
+			for u.Think(gaps) {
 				if u.Rand.Float64() < 0.1 {
 					u.Do("tools/list", ok(250*time.Millisecond))
 				}

@@ -104,11 +104,11 @@ func TestSameSeedSameSequence(t *testing.T) {
 func TestCalibratedBurstsMeanGap(t *testing.T) {
 	b, err := dist.CalibratedBursts(6*time.Second, 20*time.Second, 5, 90*time.Second)
 	require.NoError(t, err)
-	g := b.Gaps(dist.New(1, 2))
+	r := dist.New(1, 2)
 	var sum time.Duration
 	short := 0
 	for range n {
-		d := g.Next()
+		d := b.Sample(r)
 		sum += d
 		if d < 30*time.Second {
 			short++

@@ -208,7 +208,6 @@ type gatewayUser struct {
 	// their state between two acts.
 	off           offstack.Runner
 	bot           bool
-	gaps          *dist.BurstGaps
 	gap           time.Duration
 	nextReconnect time.Time
 	// tools holds only the names of the user's tools, the one thing it
@@ -236,7 +235,7 @@ func (g *Gateway) behave(u *loadtest.User, names *toolLists, streams *sse.Group)
 		<-u.Context().Done()
 		return
 	}
-	gu.live()
+	gu.live(gu.step)
 }
 
 // start makes the user's client, connects it (retrying) and opens its
@@ -280,16 +279,19 @@ func (gu *gatewayUser) connect() bool {
 	return r.Outcome == loadtest.OK
 }
 
-// live is the user's bursts of calls until it stops: a gap, then a step
-// (act, and the next gap) off the user's goroutine. The goroutine only
-// sleeps, and allocates nothing, so that it keeps its starting stack.
-func (gu *gatewayUser) live() {
+// live is the user's bursts of calls until it stops: a gap, then step
+// (gu.step: act, and draw the next gap) off the user's goroutine. The
+// goroutine only sleeps, and allocates nothing, so that it keeps its
+// starting stack. The first gap is what is left of the gap a random
+// instant falls in: the user joins its bursts and quiet spells at a random
+// point, as a user of a long-running gateway would be found, so that users
+// started together are not in phase (all inside a burst at once, then
+// quiet for minutes).
+func (gu *gatewayUser) live(step func()) {
 	g, u := gu.g, gu.u
 	gu.bot = g.BotShare > 0 && u.Rand.Float64() < g.BotShare
-	gu.gaps = g.Gaps.Gaps(u.Rand)
 	gu.nextReconnect = g.reconnectAfter(u)
-	gu.nextGap()
-	step := gu.step // made once
+	gu.gap = dist.Residual(gu.gaps(), u.Rand)
 	for u.Sleep(gu.gap) {
 		gu.off.Run(step)
 	}
@@ -303,12 +305,15 @@ func (gu *gatewayUser) step() {
 }
 
 // nextGap draws the gap before the user's next act.
-func (gu *gatewayUser) nextGap() {
+func (gu *gatewayUser) nextGap() { gu.gap = gu.gaps().Sample(gu.u.Rand) }
+
+// gaps is the distribution of the user's gaps between acts: a bot's or a
+// human's bursts (by pointer: boxing the struct would allocate each time).
+func (gu *gatewayUser) gaps() dist.Dist[time.Duration] {
 	if gu.bot {
-		gu.gap = gu.g.BotGap.Sample(gu.u.Rand)
-	} else {
-		gu.gap = gu.gaps.Next()
+		return gu.g.BotGap
 	}
+	return &gu.g.Gaps
 }
 
 // act is what the user does after a gap: a reconnect when it is due or
