@@ -301,11 +301,12 @@ func (r *orchRun) board(u *loadtest.User, i int) {
 	}
 }
 
-// read loads the readers' pages in turn, a pause apart.
+// read loads the readers' pages in turn, a pause apart, starting at a
+// random point of its round and of its pause (User.Think).
 func (r *orchRun) read(u *loadtest.User) {
 	kinds := []string{kindMissionList, kindMissionPage, kindInbox, kindScoreboard, kindBudgets}
 	var call httpc.Call
-	for i := u.Rand.IntN(len(kinds)); u.Sleep(r.think.Sample(u.Rand)); i++ {
+	for i := u.Rand.IntN(len(kinds)); u.Think(r.think); i++ {
 		kind := kinds[i%len(kinds)]
 		call.Path = ""
 		switch kind {

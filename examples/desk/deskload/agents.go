@@ -61,6 +61,11 @@ var views = []string{"mine", "unassigned", "open"}
 //   - after a case, adds an internal note in NoteShare of cases and sends
 //     an email reply in ReplyShare.
 //
+// Each agent starts at a random instant of that working cycle — on a case
+// or on the inbox, part of the way through, its periodic reload or
+// recount due at a random point of its period — so that agents started
+// together are not in phase and a hold measures the steady state.
+//
 // Every duration is multiplied by Pace, so that a short run keeps the
 // workload's shape at a higher rate. Zero fields take the seed's values.
 // Users.Timeout (see Users) makes any answer slower than 30 s an error,
@@ -265,21 +270,40 @@ func (w *workload) behave(u *loadtest.User) {
 			return
 		}
 	}
+	// The agent is found at a random instant of its working day, as the
+	// agents of a desk that has been open for hours are: its periodic
+	// reload or recount is due at a random point of its period, and it is
+	// on a case (with the share of time cases take) or on its inbox, part
+	// of the way through either. Agents started together are then not in
+	// phase: no surge of case openings at the start of a hold.
+	firstPeriodic := dist.Residual[time.Duration](dist.Fixed[time.Duration]{Value: cfg.Refresh}, u.Rand)
 	if cfg.Client == Live {
+		firstPeriodic = dist.Residual[time.Duration](dist.Fixed[time.Duration]{Value: cfg.Recount}, u.Rand)
 		s := w.streams.OpenFor(u.Context(), u, ag.auth)
 		w.agents.Store(s, ag)
 		defer func() {
 			s.Close()
 			w.agents.Delete(s)
 		}()
-		u.Go(ag.recount)
+		u.Go(func(ctx context.Context) { ag.recount(ctx, firstPeriodic) })
 	} else {
-		u.Go(ag.poll)
+		u.Go(func(context.Context) { ag.poll(firstPeriodic) })
 	}
-	for u.Sleep(cfg.Between.Sample(u.Rand)) {
+	stay, between := dist.Mean(cfg.Stay), dist.Mean(cfg.Between)
+	pause := dist.Residual(cfg.Between, u.Rand)
+	if u.Rand.Float64()*(stay+between) < stay {
+		length := dist.LengthBiased(cfg.Stay, u.Rand)
+		left := time.Duration(u.Rand.Float64() * float64(length))
+		if !ag.resume(length-left, left) {
+			return
+		}
+		pause = cfg.Between.Sample(u.Rand)
+	}
+	for u.Sleep(pause) {
 		if !ag.work() {
 			return
 		}
+		pause = cfg.Between.Sample(u.Rand)
 	}
 }
 
@@ -301,16 +325,38 @@ func (ag *agent) work() bool {
 	if ag.send(&ag.call, KindCase, ag.w.get, casePath, nil).Outcome != loadtest.OK {
 		return u.Context().Err() == nil
 	}
-	left := cfg.Stay.Sample(u.Rand)
-	for {
+	return ag.stay(casePath, 0, cfg.Stay.Sample(u.Rand))
+}
+
+// resume is the rest of a case the agent was found on, elapsed into it
+// with left to go: the heartbeats still due, then the note or reply.
+func (ag *agent) resume(elapsed, left time.Duration) bool {
+	c, ok := ag.pick()
+	if !ok {
+		return ag.u.Context().Err() == nil
+	}
+	return ag.stay(fmt.Sprintf("/api/cases/%d", c.id), elapsed, left)
+}
+
+// stay is the time on an open case from elapsed into it, left to go: the
+// presence heartbeat on opening and every Heartbeat since, then sometimes
+// a note or a reply. It reports whether the agent goes on.
+func (ag *agent) stay(casePath string, elapsed, left time.Duration) bool {
+	cfg, u := ag.w.cfg, ag.u
+	if since := elapsed % cfg.Heartbeat; since > 0 { // between two heartbeats
+		d := min(cfg.Heartbeat-since, left)
+		if !u.Sleep(d) {
+			return false
+		}
+		left -= d
+	}
+	for left > 0 {
 		ag.send(&ag.call, KindPresence, ag.w.post, casePath+"/presence", []byte("{}"))
 		d := min(cfg.Heartbeat, left)
 		if !u.Sleep(d) {
 			return false
 		}
-		if left -= d; left <= 0 {
-			break
-		}
+		left -= d
 	}
 	if cfg.NoteShare > 0 && u.Rand.Float64() < cfg.NoteShare {
 		ag.send(&ag.call, KindNote, ag.w.post, casePath+"/notes", noteBody)
@@ -327,9 +373,9 @@ var (
 )
 
 // recount is the live client's sidebar: the counts again when the stream
-// says something changed, and every Recount.
-func (ag *agent) recount(ctx context.Context) {
-	t := time.NewTimer(ag.w.cfg.Recount)
+// says something changed, and every Recount, the first after first.
+func (ag *agent) recount(ctx context.Context, first time.Duration) {
+	t := time.NewTimer(first)
 	defer t.Stop()
 	for {
 		select {
@@ -349,9 +395,10 @@ func (ag *agent) recount(ctx context.Context) {
 	}
 }
 
-// poll is the older client's inbox reload every Refresh.
-func (ag *agent) poll(ctx context.Context) {
-	for ag.u.Sleep(ag.w.cfg.Refresh) {
+// poll is the older client's inbox reload every Refresh, the first after
+// first.
+func (ag *agent) poll(first time.Duration) {
+	for pause := first; ag.u.Sleep(pause); pause = ag.w.cfg.Refresh {
 		ag.inbox(&ag.bcall)
 	}
 }
