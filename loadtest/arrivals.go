@@ -342,7 +342,7 @@ func nextArrival(r rampState, from time.Time, need float64) (time.Time, bool) {
 func (d *arrivals) dispatch(at time.Time, mix int) {
 	s := d.rec.begin(d.kinds[mix], at)
 	d.inflight.Add(1)
-	d.rec.offer(s, true)
+	d.rec.offer(s, true, -1)
 	j := job{mix: mix, span: s}
 	if d.idle.Load() == 0 {
 		if d.workers.Load() < int64(d.cfg.MaxInFlight) {

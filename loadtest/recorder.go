@@ -115,13 +115,19 @@ type span struct {
 }
 
 // offer counts the request s as load offered: live, and in its window with
-// how late it started (lag) when the generator scheduled it ahead.
-func (r *Recorder) offer(s span, lag bool) {
+// how late it started (lag) when the generator scheduled it ahead, and in
+// its third of the hold as modeled user unit's (-1: a request of no user).
+func (r *Recorder) offer(s span, lag bool, unit int) {
 	(*r.live.Load())[s.kind].begun.Add(1)
 	if s.w != nil {
 		s.w.scheduled.Add(1)
 		if lag {
 			s.w.recordLag(time.Since(s.intended))
+		}
+		if unit >= 0 {
+			s.w.offerUnit(s, unit)
+		} else {
+			s.w.offerAlone(s)
 		}
 	}
 }
@@ -176,7 +182,7 @@ func (r *Recorder) Begin(kind string) *Pending {
 // omission). Pass time.Now() for a request not scheduled ahead.
 func (r *Recorder) Request(kind string, intended time.Time) *Pending {
 	s := r.begin(r.kind(kind), intended)
-	r.offer(s, true)
+	r.offer(s, true, -1)
 	return &Pending{r: r, s: s, request: true}
 }
 
@@ -228,9 +234,18 @@ func (r *Recorder) recordLive(k int, lat time.Duration, resp Response, request b
 }
 
 // open starts a measurement window; samples scheduled from now on go to it.
-func (r *Recorder) open() *window {
-	w := &window{lag: newHist()}
+func (r *Recorder) open() *window { return r.openHold(nil) }
+
+// openHold starts the measurement window of a hold: samples scheduled from
+// now on go to it, and requests begun in the hold's first and last thirds
+// are counted for its trend (see Trend).
+func (r *Recorder) openHold(h *thirds) *window {
+	r.mu.Lock()
+	n := len(r.list)
+	r.mu.Unlock()
+	w := &window{lag: newHist(), span: h, kindCount: n}
 	w.kinds.Store(&[]*kindStats{})
+	w.units.Store(&[]*unitCounts{})
 	r.window.Store(w)
 	return w
 }
@@ -284,10 +299,16 @@ type liveStats struct {
 
 // window accumulates the samples of one step's hold.
 type window struct {
-	mu        sync.Mutex // guards growth of kinds and the lag histogram
+	mu        sync.Mutex // guards growth of kinds and units, and the lag histogram
 	kinds     atomic.Pointer[[]*kindStats]
 	scheduled atomic.Int64 // arrivals scheduled (open model) or calls begun
 	lag       *hdrhistogram.Histogram
+	// span places requests in the hold's thirds (nil: no trend is kept);
+	// units holds each modeled user's counts by ID, kindCount the kinds
+	// known when the window opened (a user's counts cover those).
+	span      *thirds
+	units     atomic.Pointer[[]*unitCounts]
+	kindCount int
 }
 
 // inFlight returns the requests begun in the window and not yet ended.
@@ -349,6 +370,9 @@ type kindStats struct {
 	errs     []string
 	requests bool // samples are requests (begun and ended), not observations
 	observed bool // pending observations began in the window
+	// alone counts the requests of no modeled user begun in the hold's
+	// first and last thirds.
+	alone [2]atomic.Int64
 }
 
 func (s *kindStats) markObserved() {

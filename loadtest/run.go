@@ -113,6 +113,11 @@ type SelfCheck struct {
 	// MaxFiles bounds the generator's open file descriptors as a fraction
 	// of its limit (RLIMIT_NOFILE); default 0.9.
 	MaxFiles float64
+	// MaxDrift bounds the change of the load offered from the first third
+	// of a hold to its last, as a fraction, for all requests and for each
+	// request kind; default 0.25. Beyond it, and beyond chance (see
+	// Trend), the hold did not measure its level's steady state.
+	MaxDrift float64
 }
 
 // minLateStarts is how many requests must have started later than
@@ -140,6 +145,9 @@ func (c SelfCheck) withDefaults() SelfCheck {
 	if c.MaxFiles == 0 {
 		c.MaxFiles = 0.9
 	}
+	if c.MaxDrift == 0 {
+		c.MaxDrift = 0.25
+	}
 	return c
 }
 
@@ -161,6 +169,14 @@ func (c SelfCheck) reasons(sc SelfCheckResult) []string {
 	}
 	if c.MaxFiles > 0 && sc.FileLimit > 0 && float64(sc.Files) >= c.MaxFiles*float64(sc.FileLimit) {
 		out = append(out, fmt.Sprintf("the generator held %d open descriptors of its limit of %d (bound %.0f%%): hold fewer streams per process or run the target elsewhere", sc.Files, sc.FileLimit, c.MaxFiles*100))
+	}
+	if c.MaxDrift > 0 {
+		for _, t := range sc.Trends {
+			if why := t.drifted(c.MaxDrift); why != "" {
+				out = append(out, why)
+				break // the first, all requests before any kind: one cause
+			}
+		}
 	}
 	return out
 }
@@ -203,7 +219,7 @@ func (s *Scenario) Validate() error {
 			errs = append(errs, fmt.Errorf("scenario: Profiles[%d] is {%q, %q}; give the component's name and the http:// base URL of its pprof handlers, such as http://127.0.0.1:8080/debug/pprof", i, p.Component, p.URL))
 		}
 	}
-	if math.IsNaN(s.SelfCheck.MaxCPU) || math.IsNaN(s.SelfCheck.MaxMemory) || math.IsNaN(s.SelfCheck.MaxFiles) {
+	if math.IsNaN(s.SelfCheck.MaxCPU) || math.IsNaN(s.SelfCheck.MaxMemory) || math.IsNaN(s.SelfCheck.MaxFiles) || math.IsNaN(s.SelfCheck.MaxDrift) {
 		errs = append(errs, errors.New("scenario: a SelfCheck bound is NaN"))
 	}
 	if s.Workload != nil && s.Plan != nil {
@@ -360,12 +376,13 @@ func (r *runner) hold(ctx, bg context.Context, i int, step Step, endAt time.Time
 	// (container stats).
 	pre := time.Now()
 	go r.samples.sampleAt(bg, pre)
-	w := r.rec.open()
-	r.setPhase(i, "hold", step.Level)
-	start, cpu0 := time.Now(), processCPU()
+	start = time.Now()
 	if endAt.IsZero() {
 		endAt = start.Add(step.Hold)
 	}
+	w := r.rec.openHold(&thirds{start: start, end: endAt, third: endAt.Sub(start) / 3, users: r.usersAt(step.Level)})
+	r.setPhase(i, "hold", step.Level)
+	cpu0 := processCPU()
 	if atStart != nil {
 		atStart()
 	}
@@ -383,6 +400,23 @@ func (r *runner) hold(ctx, bg context.Context, i int, step Step, endAt time.Time
 	}
 	profiles.keep(sr)
 	return sr, start, completed
+}
+
+// usersAt returns how many modeled users this generator runs at level: 0
+// for a workload of another kind, the shard's share in a sharded run.
+func (r *runner) usersAt(level float64) int {
+	if _, ok := r.s.Workload.(*Users); !ok {
+		return 0
+	}
+	n := int(math.Round(level))
+	if sh := r.s.Shard; sh.Count > 1 {
+		owned := n / sh.Count
+		if sh.Index < n%sh.Count {
+			owned++
+		}
+		return owned
+	}
+	return n
 }
 
 // record adds a measured step to the result, logs it and hands the result
@@ -462,6 +496,7 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 	if f := sr.Resource("generator", "files"); f != nil {
 		sr.Self.Files, sr.Self.FileLimit = int64(f.Max), int64(f.Limit)
 	}
+	sr.Self.Trends = w.trends(names, func(k int) bool { return !sr.Kinds[k].Observed })
 	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self)
 	sr.Self.Reasons = append(sr.Self.Reasons, r.samples.faultsIn(start, end)...)
 	var harness []string

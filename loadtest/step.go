@@ -174,6 +174,10 @@ type SelfCheckResult struct {
 	MemoryLimit int64 `json:"memory_limit,omitempty"`
 	Files       int64 `json:"files,omitempty"`
 	FileLimit   int64 `json:"file_limit,omitempty"`
+	// Trends test the load offered during the hold for a drift: all
+	// requests first, then each request kind (see Trend and
+	// SelfCheck.MaxDrift).
+	Trends []Trend `json:"trends,omitempty"`
 	// Reasons says why the generator or another part of the harness, not
 	// the target, was the bottleneck: the SelfCheck's bounds, harness series
 	// near their limits, harness faults reported by samplers (ErrHarness);

@@ -114,7 +114,7 @@ func (u *User) Context() context.Context { return u.ctx }
 func (u *User) Do(kind string, fn func(ctx context.Context) Response) Response {
 	rec := u.d.env.rec
 	s := rec.begin(rec.kind(kind), time.Now())
-	rec.offer(s, false)
+	rec.offer(s, false, u.ID)
 	u.d.inflight.Add(1)
 	defer u.d.inflight.Add(-1)
 	ctx := u.ctx
@@ -124,6 +124,10 @@ func (u *User) Do(kind string, fn func(ctx context.Context) Response) Response {
 		defer cancel()
 	}
 	resp := fn(ctx)
+	now := time.Now()
+	if s.w != nil {
+		s.w.waited(u.ID, s.intended, now)
+	}
 	if u.ctx.Err() != nil {
 		rec.abandon(s)
 		return resp
@@ -131,7 +135,7 @@ func (u *User) Do(kind string, fn func(ctx context.Context) Response) Response {
 	if resp.Outcome != OK && ctx.Err() == context.DeadlineExceeded {
 		resp.Outcome = Timeout
 	}
-	rec.end(s, resp, time.Now())
+	rec.end(s, resp, now)
 	return resp
 }
 

@@ -236,6 +236,7 @@ func mergeStep(i, count int, common loadtest.Shard, byIndex map[int]*loadtest.Re
 		ps := p.Self
 		self.ScheduleLagP99 = max(self.ScheduleLagP99, ps.ScheduleLagP99)
 		self.LateStarts += ps.LateStarts
+		self.Trends = addTrends(self.Trends, ps.Trends)
 		self.CPU = max(self.CPU, ps.CPU)
 		self.Dropped += ps.Dropped
 		self.Unfinished += ps.Unfinished
@@ -272,4 +273,18 @@ func mergeStep(i, count int, common loadtest.Shard, byIndex map[int]*loadtest.Re
 		}
 	}
 	return out, nil
+}
+
+// addTrends adds each trend of more to the trend of its kind in into: the
+// shards' users are disjoint, so their sums add (see loadtest.Trend).
+func addTrends(into, more []loadtest.Trend) []loadtest.Trend {
+	for _, t := range more {
+		i := slices.IndexFunc(into, func(u loadtest.Trend) bool { return u.Kind == t.Kind })
+		if i < 0 {
+			into = append(into, t)
+		} else {
+			into[i] = into[i].Add(t)
+		}
+	}
+	return into
 }

@@ -1,0 +1,181 @@
+package loadtest_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/dist"
+)
+
+// burstyUsers is a gateway-like population: calls in bursts a second
+// apart, then a quiet spell of about a minute. first says how each user
+// draws its first pause: in phase (a plain draw, as the gateway once did)
+// or at a random point of its cycle (Think).
+func burstyUsers(inPhase bool, latency func(u *loadtest.User) time.Duration) *loadtest.Users {
+	bursts, err := dist.CalibratedBursts(time.Second, 3*time.Second, 5, 15*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	return &loadtest.Users{Kinds: []string{"call"}, Behavior: func(u *loadtest.User) {
+		pause := func() bool { return u.Think(bursts) }
+		if inPhase {
+			pause = func() bool { return u.Sleep(bursts.Sample(u.Rand)) }
+		}
+		for pause() {
+			u.Do("call", sleeper(latency(u)))
+		}
+	}}
+}
+
+func fast(*loadtest.User) time.Duration { return 20 * time.Millisecond }
+
+// steadyRun runs one step of n users, ramped over 5 s and held 60 s.
+func steadyRun(t *testing.T, seed uint64, n float64, w *loadtest.Users) *loadtest.StepResult {
+	t.Helper()
+	res := run(t, loadtest.Scenario{
+		Seed: seed, Workload: w, SeriesEvery: -1,
+		Plan:      loadtest.Levels(5*time.Second, 60*time.Second, n),
+		SelfCheck: loadtest.SelfCheck{MaxCPU: -1, MaxScheduleLag: -1},
+	})
+	require.Len(t, res.Steps, 1)
+	return res.Steps[0]
+}
+
+// Users started in phase — each inside a burst at once — make a surge
+// that decays through the hold: the step is invalid, naming the drift and
+// the fix, never a pass. Started at random points of their cycle (Think),
+// the same users are in steady state, and no step of 30 seeds is voided.
+func TestDriftingHoldIsInvalid(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := steadyRun(t, 1, 200, burstyUsers(true, fast))
+		require.Equal(t, loadtest.Invalid, s.Verdict, "%v", s.Self.Reasons)
+		why := strings.Join(s.Self.Reasons, "\n")
+		assert.Contains(t, why, "not in steady state: offered load fell")
+		assert.Contains(t, why, "User.Think")
+		all := s.Self.Trends[0]
+		assert.Equal(t, loadtest.AllRequests, all.Kind)
+		assert.Less(t, all.Change(), -0.25)
+		assert.Less(t, all.Z(), -3.5)
+	})
+	var worst, first, last float64
+	const seeds = 30
+	for seed := uint64(1); seed <= seeds; seed++ {
+		synctest.Test(t, func(t *testing.T) {
+			s := steadyRun(t, seed, 200, burstyUsers(false, fast))
+			assert.Equal(t, loadtest.Pass, s.Verdict, "seed %d: %v", seed, s.Self.Reasons)
+			all := s.Self.Trends[0]
+			worst = math.Max(worst, math.Abs(all.Z()))
+			first += float64(all.First) / seeds
+			last += float64(all.Last) / seeds
+		})
+	}
+	t.Logf("stationary users, %d seeds: calls in the first and last thirds %.0f and %.0f; largest |z| of the whole load %.2f", seeds, first, last, worst)
+	// 200 users calling every 15 s: about 267 calls a third.
+	assert.InEpsilon(t, 200.0/15*20, first, 0.1)
+	assert.InEpsilon(t, 200.0/15*20, last, 0.1)
+}
+
+// A target that slows down slows its users in a closed model: they wait
+// for answers, and begin fewer requests. That drift is the target's doing
+// — its checks judge it — so it does not void the step: the users'
+// waiting grew with the fall. (Without that, 1000 users' fall is far
+// beyond chance.)
+func TestSlowingTargetIsNoDrift(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		// The answer takes 20 ms in the first third and 20–40 s in the
+		// last (5 s ramp, then 60 s of hold).
+		slowing := func(*loadtest.User) time.Duration {
+			at := time.Since(start) - 5*time.Second
+			return 20*time.Millisecond + time.Duration(math.Max(0, at.Seconds()-20)*float64(time.Second))
+		}
+		s := steadyRun(t, 1, 1000, burstyUsers(false, slowing))
+		all := s.Self.Trends[0]
+		assert.Less(t, all.LastRate(), 0.7*all.FirstRate(), "the users began fewer calls: %v", all)
+		assert.Less(t, all.ExposureLast, 0.9*all.ExposureFirst, "they were waiting: %v", all)
+		assert.Less(t, all.Z(), -3.5)
+		assert.NotEqual(t, loadtest.Invalid, s.Verdict, "%v", s.Self.Reasons)
+	})
+}
+
+// The whole load steady, its mix not: users that switch from one kind to
+// another halfway through the hold void the step, naming the kind.
+func TestKindMixDriftIsInvalid(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		switchAt := time.Now().Add(5*time.Second + 30*time.Second)
+		w := &loadtest.Users{Kinds: []string{"read", "write"}, Behavior: func(u *loadtest.User) {
+			for u.Think(dist.Exponential[time.Duration]{Mean: 5 * time.Second}) {
+				kind := "read"
+				if time.Now().After(switchAt) && u.Rand.IntN(2) == 0 {
+					kind = "write"
+				}
+				u.Do(kind, sleeper(10*time.Millisecond))
+			}
+		}}
+		s := steadyRun(t, 1, 200, w)
+		require.Equal(t, loadtest.Invalid, s.Verdict)
+		assert.Contains(t, strings.Join(s.Self.Reasons, "\n"), "read requests (the kind mix) fell")
+		assert.InDelta(t, 0, s.Self.Trends[0].Change(), 0.15, "the whole load is steady")
+	})
+}
+
+// The open model's arrivals are steady by construction: their trend is
+// tested as independent requests, and holds.
+func TestArrivalsAreSteady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := run(t, loadtest.Scenario{
+			Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: sleeper(5 * time.Millisecond)}}},
+			Plan:     loadtest.Levels(time.Second, 30*time.Second, 100),
+		})
+		s := res.Steps[0]
+		assert.Equal(t, loadtest.Pass, s.Verdict, "%v", s.Self.Reasons)
+		require.NotEmpty(t, s.Self.Trends)
+		assert.InDelta(t, 1000, s.Self.Trends[0].First, 20)
+		assert.Zero(t, s.Self.Trends[0].ExposureFirst, "requests of no user")
+	})
+}
+
+// The trend's arithmetic, by hand.
+func TestTrendArithmetic(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		tr           loadtest.Trend
+		change, z    float64
+		firstPerSec  float64
+		lastPerSecOK float64
+	}{
+		// 100 independent requests against 64, a third of 10 s: −36%,
+		// z = (64−100)/√164.
+		{"alone", loadtest.Trend{Third: 10 * time.Second, First: 100, Last: 64, SumFirst2: 100, SumLast2: 64}, -0.36, -36 / math.Sqrt(164), 10, 6.4},
+		// Users that waited half the last third: the same pace.
+		{"exposure", loadtest.Trend{Third: 10 * time.Second, First: 100, Last: 50, ExposureFirst: 100, ExposureLast: 50,
+			SumFirst2: 100, SumLast2: 50}, 0, 0, 10, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.change, tc.tr.Change(), 1e-9)
+			assert.InDelta(t, tc.z, tc.tr.Z(), 1e-9)
+			assert.InDelta(t, tc.firstPerSec, tc.tr.FirstRate(), 1e-9)
+			assert.InDelta(t, tc.lastPerSecOK, tc.tr.LastRate(), 1e-9)
+		})
+	}
+	sum := loadtest.Trend{First: 1, Last: 2, SumFirst2: 1, SumLast2: 4, SumCross: 2}.Add(loadtest.Trend{First: 3, Last: 1, SumFirst2: 9, SumLast2: 1, SumCross: 3})
+	assert.Equal(t, loadtest.Trend{First: 4, Last: 3, SumFirst2: 10, SumLast2: 5, SumCross: 5}, sum)
+}
+
+// A drift bound that is no fraction is refused before the run.
+func TestMaxDriftValidated(t *testing.T) {
+	_, err := loadtest.Run(context.Background(), loadtest.Scenario{
+		Workload:  burstyUsers(false, fast),
+		Plan:      loadtest.Levels(0, time.Second, 1),
+		SelfCheck: loadtest.SelfCheck{MaxDrift: math.NaN()},
+	})
+	assert.ErrorContains(t, err, "SelfCheck bound is NaN")
+}
