@@ -22,7 +22,7 @@ func (res *Result) Markdown() string {
 		unit = "Users"
 	}
 	p("# %s\n\n", res.Scenario)
-	p("**%s** — capacity **%s %s**", res.Verdict, FormatLevel(res.Capacity), strings.ToLower(unit))
+	p("**%s** — capacity **%s**", res.Verdict, res.CapacityText())
 	if res.FirstFailure > 0 {
 		p("; first failure at %s", FormatLevel(res.FirstFailure))
 	}

@@ -58,6 +58,11 @@ type Result struct {
 	Capacity float64 `json:"capacity"`
 	// FirstFailure is the lowest level that failed; 0 when none did.
 	FirstFailure float64 `json:"first_failure,omitempty"`
+	// CapacityLowerBound is set when a level held and none failed: nothing
+	// gave out, so the capacity is at least Capacity — the plan's top, or
+	// where the harness stopped it — not a measured ceiling (see
+	// CapacityText).
+	CapacityLowerBound bool `json:"capacity_lower_bound,omitempty"`
 	// Verdict is pass when every step passed (a knee search: when a level
 	// held below every failing probe), fail when one failed, invalid when
 	// the generator was the bottleneck, incomplete when the run was
@@ -185,6 +190,7 @@ func (res *Result) summarise() {
 			res.Capacity = max(res.Capacity, lvl)
 		}
 	}
+	res.CapacityLowerBound = res.Capacity > 0 && res.FirstFailure == 0
 	verdicts := make([]Verdict, 0, len(res.Steps))
 	for _, s := range res.Steps {
 		verdicts = append(verdicts, s.Verdict)
@@ -203,6 +209,56 @@ func (res *Result) summarise() {
 	default:
 		res.Verdict = Pass
 	}
+}
+
+// LevelUnit names the unit of the result's levels: "users" for modeled
+// users, "arrivals/s" for the open model.
+func (res *Result) LevelUnit() string {
+	if res.Model == "users" {
+		return "users"
+	}
+	return "arrivals/s"
+}
+
+// CapacityText renders the capacity as a headline may claim it, no more:
+// "730 users" where a higher level failed; "≥ 800 users (the ladder's
+// top; nothing near a limit)" where nothing gave out, saying why the
+// figure stops there; "none (no level held)" where no level passed.
+func (res *Result) CapacityText() string {
+	lvl := FormatLevel(res.Capacity) + " " + res.LevelUnit()
+	switch {
+	case res.Capacity <= 0 && res.FirstFailure > 0:
+		return fmt.Sprintf("none (below %s %s, the lowest level probed)", FormatLevel(res.FirstFailure), res.LevelUnit())
+	case res.Capacity <= 0:
+		return "none (no level held)"
+	case !res.CapacityLowerBound:
+		return lvl
+	}
+	return "≥ " + lvl + " (" + res.boundReason() + ")"
+}
+
+// boundReason says why a lower bound stops where it does: the harness
+// reached its limit at a higher level, the run was interrupted, or the plan
+// ended — with what came near a limit at the top level, if anything.
+func (res *Result) boundReason() string {
+	for _, s := range res.Steps {
+		if s.Verdict == Invalid && s.Step.Level > res.Capacity {
+			return fmt.Sprintf("the generator or the harness reached its limit first, at %s", FormatLevel(s.Step.Level))
+		}
+	}
+	if res.Partial {
+		return "the run was interrupted"
+	}
+	top := "the ladder's top"
+	if res.Plan.Kind == "knee" {
+		top = "the search's maximum"
+	}
+	for _, s := range slices.Backward(res.Steps) {
+		if s.Step.Level == res.Capacity && s.Verdict == Pass && len(s.Saturated) > 0 {
+			return top + "; near a limit there: " + strings.Join(s.Saturated, "; ")
+		}
+	}
+	return top + "; nothing near a limit"
 }
 
 // The classes of what [Result.Err] reports; test them with errors.Is.

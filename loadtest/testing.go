@@ -163,7 +163,7 @@ func Test(t testing.TB, s Scenario) *Result {
 	if err := appendStepSummary(res); err != nil {
 		t.Errorf("GITHUB_STEP_SUMMARY: %v", err)
 	}
-	t.Logf("%s: capacity %g, %s; result in %s", res.Scenario, res.Capacity, res.Verdict, relToModule(resultPath))
+	t.Logf("%s: capacity %s, %s; result in %s", res.Scenario, res.CapacityText(), res.Verdict, relToModule(resultPath))
 	return res
 }
 

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -368,7 +369,11 @@ func historyList(args []string, stdout io.Writer) error {
 		if r.Provenance.Dirty {
 			commit += "+"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%s\t%s\n", r.Start.UTC().Format("2006-01-02 15:04"), r.Scenario, commit, r.Capacity, r.Verdict, r.Environment.Class)
+		capacity := strconv.FormatFloat(r.Capacity, 'g', -1, 64)
+		if r.CapacityLowerBound {
+			capacity = "≥ " + capacity // nothing gave out
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Start.UTC().Format("2006-01-02 15:04"), r.Scenario, commit, capacity, r.Verdict, r.Environment.Class)
 	}
 	return tw.Flush()
 }

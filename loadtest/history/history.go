@@ -239,7 +239,7 @@ func lowerBound(res *loadtest.Result) bool {
 	if res.Capacity <= 0 {
 		return false
 	}
-	return res.FirstFailure == 0 || res.Plan.Kind == "knee" && strings.Contains(res.Conclusion, kneeNoBreach)
+	return res.CapacityLowerBound || res.FirstFailure == 0 || res.Plan.Kind == "knee" && strings.Contains(res.Conclusion, kneeNoBreach)
 }
 
 // planKey describes what of plan p decides the figure.

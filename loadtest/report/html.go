@@ -163,7 +163,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 	if v.Verdict == "" {
 		v.Verdict, v.VClass = "unknown", "incomplete"
 	}
-	h := fmt.Sprintf("capacity %s %s", loadtest.FormatLevel(res.Capacity), v.Unit)
+	h := "capacity " + res.CapacityText()
 	if res.FirstFailure > 0 {
 		h += fmt.Sprintf("; first failure at %s", loadtest.FormatLevel(res.FirstFailure))
 	}

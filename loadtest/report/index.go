@@ -146,7 +146,7 @@ func IndexHTML(dir string) ([]byte, error) {
 		htmlRel := strings.TrimSuffix(e.Path, ".json") + ".html"
 		_, herr := os.Stat(filepath.Join(dir, htmlRel))
 		row := indexRow{Path: filepath.ToSlash(e.Path), JSON: relLink("", e.Path), Href: relLink("", e.Path), HasHTML: herr == nil,
-			Verdict: string(res.Verdict), Capacity: loadtest.FormatLevel(res.Capacity) + " " + levelUnit(res),
+			Verdict: string(res.Verdict), Capacity: res.CapacityText(),
 			Commit: loadtest.ShortCommit(res.Provenance.Commit), Date: res.Start.UTC().Format("2006-01-02 15:04"), start: res.Start}
 		if row.HasHTML {
 			row.Href = relLink("", htmlRel)

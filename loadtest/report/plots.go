@@ -143,12 +143,7 @@ func LatencyBounds(res *loadtest.Result, kind string) []Bound {
 }
 
 // levelUnit is the unit of the result's load levels.
-func levelUnit(res *loadtest.Result) string {
-	if res.Model == "users" {
-		return "users"
-	}
-	return "arrivals/s"
-}
+func levelUnit(res *loadtest.Result) string { return res.LevelUnit() }
 
 func levelLabel(res *loadtest.Result) string { return "load level (" + levelUnit(res) + ")" }
 
@@ -170,7 +165,7 @@ func markLevels(p *plot.Plot, leg *plot.Legend, res *loadtest.Result) {
 	if res.Capacity > 0 {
 		v := vline{X: res.Capacity, Color: green, Dash: dashed, Width: vg.Points(1.5)}
 		p.Add(v)
-		leg.Add("capacity "+num(res.Capacity), v)
+		leg.Add(capacityLabel(res), v)
 	}
 	if res.FirstFailure > 0 {
 		v := vline{X: res.FirstFailure, Color: red, Dash: dashed, Width: vg.Points(1.5)}
@@ -326,7 +321,7 @@ func KneePlot(res *loadtest.Result) (*Figure, string) {
 	if res.Capacity > 0 {
 		h := hline{Y: res.Capacity, Color: green, Dash: dashed, Width: vg.Points(1.5)}
 		p.Add(h)
-		leg.Add("capacity "+num(res.Capacity), h)
+		leg.Add(capacityLabel(res), h)
 	}
 	if res.FirstFailure > 0 {
 		h := hline{Y: res.FirstFailure, Color: red, Dash: dashed, Width: vg.Points(1.5)}
@@ -663,4 +658,13 @@ func DelayPlots(res *loadtest.Result) ([]*Figure, []string) {
 		figs = append(figs, &Figure{Name: "delays-" + slug(name), Plot: p, Legend: leg})
 	}
 	return figs, notes
+}
+
+// capacityLabel labels the capacity line: "capacity 730", or "capacity ≥
+// 800" where nothing gave out.
+func capacityLabel(res *loadtest.Result) string {
+	if res.CapacityLowerBound {
+		return "capacity ≥ " + num(res.Capacity)
+	}
+	return "capacity " + num(res.Capacity)
 }

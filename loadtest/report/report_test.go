@@ -324,6 +324,15 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 	assert.Equal(t, 10, strings.Count(s, "<svg"), "one inline SVG per figure")
 	assert.Less(t, strings.Index(s, "class=\"verdict"), strings.Index(s, "<svg"), "the verdict comes before the plots")
+
+	// A ladder whose every step passed claims its top only as a bound.
+	for _, st := range res.Steps {
+		st.Verdict, st.Saturated = loadtest.Pass, nil
+	}
+	res.Summarise()
+	page, err = HTML(res, jsonPath)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "capacity ≥ "+loadtest.FormatLevel(res.Capacity)+" users (the ladder&#39;s top; nothing near a limit)")
 }
 
 func TestWriteHTML(t *testing.T) {

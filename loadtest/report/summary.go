@@ -23,13 +23,17 @@ type Summary struct {
 	Plan         string           `json:"plan"`
 	Capacity     float64          `json:"capacity"`
 	FirstFailure float64          `json:"first_failure"`
-	Conclusion   string           `json:"conclusion,omitempty"`
-	PrimaryKind  string           `json:"primary_kind,omitempty"`
-	Commit       string           `json:"commit,omitempty"`
-	Dirty        bool             `json:"dirty,omitempty"`
-	Command      string           `json:"command,omitempty"`
-	Start        time.Time        `json:"start"`
-	Steps        []StepSummary    `json:"steps"`
+	// CapacityText is the capacity as a headline may claim it: "≥ 800
+	// users (the ladder's top; nothing near a limit)" when nothing gave
+	// out (loadtest.Result.CapacityText).
+	CapacityText string        `json:"capacity_text"`
+	Conclusion   string        `json:"conclusion,omitempty"`
+	PrimaryKind  string        `json:"primary_kind,omitempty"`
+	Commit       string        `json:"commit,omitempty"`
+	Dirty        bool          `json:"dirty,omitempty"`
+	Command      string        `json:"command,omitempty"`
+	Start        time.Time     `json:"start"`
+	Steps        []StepSummary `json:"steps"`
 	// Errors is the verdict's every line (loadtest.Result.Err): breaches,
 	// invalid steps, an incomplete run, regressions; empty on a pass.
 	Errors []string `json:"errors,omitempty"`
@@ -73,7 +77,7 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // Summarize reduces res to its Summary.
 func Summarize(res *loadtest.Result) Summary {
 	s := Summary{Scenario: res.Scenario, Verdict: res.Verdict, Partial: res.Partial, Model: res.Model, Unit: levelUnit(res),
-		Plan: describePlan(res.Plan), Capacity: res.Capacity, FirstFailure: res.FirstFailure, Conclusion: res.Conclusion,
+		Plan: describePlan(res.Plan), Capacity: res.Capacity, FirstFailure: res.FirstFailure, CapacityText: res.CapacityText(), Conclusion: res.Conclusion,
 		PrimaryKind: PrimaryKind(res), Commit: res.Provenance.Commit, Dirty: res.Provenance.Dirty, Command: res.Provenance.Command,
 		Start: res.Start.UTC(), Steps: []StepSummary{}, Invalid: res.Invalid()}
 	if err := res.Err(); err != nil {
