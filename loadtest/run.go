@@ -113,6 +113,19 @@ type SelfCheck struct {
 	// MaxFiles bounds the generator's open file descriptors as a fraction
 	// of its limit (RLIMIT_NOFILE); default 0.9.
 	MaxFiles float64
+	// PoolKnob names what bounds the generator's connections, in the fix
+	// when requests queued for one; default "httpc.Options.MaxConnsPerHost"
+	// (a command line names its flag: "-conns").
+	PoolKnob string
+	// MaxHostSteal bounds the cores the host's hypervisor took (CPU
+	// steal) during a hold, as a fraction of the host's cores; default
+	// 0.1.
+	MaxHostSteal float64
+	// MaxHostOther bounds the cores the host spent on anything but the
+	// run — the generator and every component sampled in cores — during
+	// a hold, as a fraction of the host's cores; default 0.25. Not
+	// checked in a sharded run (the other shards are work of the run).
+	MaxHostOther float64
 	// MaxDrift bounds the change of the load offered from the first third
 	// of a hold to its last, as a fraction, for all requests and for each
 	// request kind; default 0.25. Beyond it, and beyond chance (see
@@ -148,6 +161,15 @@ func (c SelfCheck) withDefaults() SelfCheck {
 	if c.MaxDrift == 0 {
 		c.MaxDrift = 0.25
 	}
+	if c.PoolKnob == "" {
+		c.PoolKnob = "httpc.Options.MaxConnsPerHost"
+	}
+	if c.MaxHostSteal == 0 {
+		c.MaxHostSteal = 0.1
+	}
+	if c.MaxHostOther == 0 {
+		c.MaxHostOther = 0.25
+	}
 	return c
 }
 
@@ -161,8 +183,8 @@ func (c SelfCheck) reasons(sc SelfCheckResult) []string {
 		out = append(out, fmt.Sprintf("the generator used %.0f%% of its %d cores (bound %.0f%%)", sc.CPU*100, runtime.GOMAXPROCS(0), c.MaxCPU*100))
 	}
 	if c.MaxQueueWait > 0 && sc.QueuedP99 > c.MaxQueueWait {
-		out = append(out, fmt.Sprintf("requests waited inside the generator before they could be sent: p99 %v, up to %v (bound %v) — a client's connection pool is smaller than the load needs: raise httpc.Options.MaxConnsPerHost",
-			sc.QueuedP99.Round(time.Microsecond), sc.QueuedMax.Round(time.Millisecond), c.MaxQueueWait))
+		out = append(out, fmt.Sprintf("requests waited inside the generator before they could be sent: p99 %v, up to %v (bound %v) — a client's connection pool is smaller than the load needs: raise %s",
+			sc.QueuedP99.Round(time.Microsecond), sc.QueuedMax.Round(time.Millisecond), c.MaxQueueWait, c.PoolKnob))
 	}
 	if c.MaxMemory > 0 && sc.MemoryLimit > 0 && float64(sc.Memory) >= c.MaxMemory*float64(sc.MemoryLimit) {
 		out = append(out, fmt.Sprintf("the generator's memory reached %s of its %s limit (bound %.0f%%)", formatBytes(sc.Memory), formatBytes(sc.MemoryLimit), c.MaxMemory*100))
@@ -219,7 +241,8 @@ func (s *Scenario) Validate() error {
 			errs = append(errs, fmt.Errorf("scenario: Profiles[%d] is {%q, %q}; give the component's name and the http:// base URL of its pprof handlers, such as http://127.0.0.1:8080/debug/pprof", i, p.Component, p.URL))
 		}
 	}
-	if math.IsNaN(s.SelfCheck.MaxCPU) || math.IsNaN(s.SelfCheck.MaxMemory) || math.IsNaN(s.SelfCheck.MaxFiles) || math.IsNaN(s.SelfCheck.MaxDrift) {
+	if math.IsNaN(s.SelfCheck.MaxCPU) || math.IsNaN(s.SelfCheck.MaxMemory) || math.IsNaN(s.SelfCheck.MaxFiles) || math.IsNaN(s.SelfCheck.MaxDrift) ||
+		math.IsNaN(s.SelfCheck.MaxHostSteal) || math.IsNaN(s.SelfCheck.MaxHostOther) {
 		errs = append(errs, errors.New("scenario: a SelfCheck bound is NaN"))
 	}
 	if s.Workload != nil && s.Plan != nil {
@@ -276,7 +299,10 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 	for _, k := range s.Workload.KindNames() {
 		rec.kind(k)
 	}
-	r := &runner{s: s, rec: rec}
+	r := &runner{s: s, rec: rec, host: newHostSampler()}
+	if s.Shard.Count > 1 {
+		r.s.SelfCheck.MaxHostOther = -1 // the other shards are the run's
+	}
 	r.res = &Result{
 		Schema: SchemaVersion, Scenario: s.Name, Model: modelOf(s.Workload), Headline: s.Headline,
 		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
@@ -308,9 +334,10 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 }
 
 type runner struct {
-	s   Scenario
-	rec *Recorder
-	res *Result
+	s    Scenario
+	rec  *Recorder
+	res  *Result
+	host *hostSampler
 
 	samples *sampleLog
 	prof    *profiler // nil without Scenario.Profiles
@@ -323,7 +350,7 @@ func (r *runner) run(ctx context.Context) error {
 	drv := r.startDriver(ctx)
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var bgWG sync.WaitGroup
-	r.samples = newSampleLog(append([]Sampler{newProcessSampler()}, r.s.Samplers...), r.s.Logf)
+	r.samples = newSampleLog(append([]Sampler{newProcessSampler(), r.host}, r.s.Samplers...), r.s.Logf)
 	r.prof = newProfiler(r.s)
 	bgWG.Add(2)
 	go func() { defer bgWG.Done(); r.samples.loop(bg, r.s.SampleEvery) }()
@@ -497,7 +524,11 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 		sr.Self.Files, sr.Self.FileLimit = int64(f.Max), int64(f.Limit)
 	}
 	sr.Self.Trends = w.trends(names, func(k int) bool { return !sr.Kinds[k].Observed })
+	if steal, other, ok := hostLoad(sr.Resources); ok {
+		sr.Self.HostSteal, sr.Self.HostOther, sr.Self.HostCores = steal, other, r.host.cpus
+	}
 	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self)
+	sr.Self.Reasons = append(sr.Self.Reasons, r.s.SelfCheck.hostReasons(sr.Self)...)
 	sr.Self.Reasons = append(sr.Self.Reasons, r.samples.faultsIn(start, end)...)
 	var harness []string
 	sr.Saturated, harness = saturated(sr.Resources)

@@ -174,6 +174,14 @@ type SelfCheckResult struct {
 	MemoryLimit int64 `json:"memory_limit,omitempty"`
 	Files       int64 `json:"files,omitempty"`
 	FileLimit   int64 `json:"file_limit,omitempty"`
+	// HostCores is the host's cores; HostSteal the cores its hypervisor
+	// took during the hold (CPU steal), HostOther the cores busy with
+	// anything but the run (the generator and every component sampled in
+	// cores); 0 when the host was not measured (see SelfCheck.MaxHostSteal
+	// and MaxHostOther).
+	HostCores int     `json:"host_cores,omitempty"`
+	HostSteal float64 `json:"host_steal,omitempty"`
+	HostOther float64 `json:"host_other,omitempty"`
 	// Trends test the load offered during the hold for a drift: all
 	// requests first, then each request kind (see Trend and
 	// SelfCheck.MaxDrift).

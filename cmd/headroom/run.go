@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -52,7 +53,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	maxErr := fl.Float64("max-errors", 0.01, "SLO: bound on the failure rate (every outcome but ok: 4xx, 5xx, transport errors, timeouts, dropped arrivals)")
 	poisson := fl.Bool("poisson", false, "Poisson arrivals instead of constant spacing")
 	timeout := fl.Duration("timeout", 10*time.Second, "per-request timeout")
-	conns := fl.Int("conns", 0, "maximum connections (0 for the default)")
+	conns := fl.Int("conns", 0, "maximum connections to the target (0: sized from the plan, the top rate × the slowest answer the SLO allows)")
 	caFile := fl.String("ca", "", "PEM file of a CA to trust for https (e.g. the stack's Caddy CA)")
 	insecure := fl.Bool("insecure", false, "skip TLS verification (loopback targets only)")
 	allowRemote := fl.Bool("allow-remote", false, "allow a target that is not on loopback: you must own it")
@@ -89,6 +90,9 @@ func runCmd(args []string, stdout io.Writer) error {
 		}
 		plan = loadtest.Levels(*ramp, *hold, levels...)
 	}
+	if *conns == 0 {
+		*conns = poolFor(plan.MaxLevel(), max(*p95, *p99))
+	}
 	opts := httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure}
 	if *caFile != "" {
 		pem, err := os.ReadFile(*caFile)
@@ -117,23 +121,24 @@ func runCmd(args []string, stdout io.Writer) error {
 	kind := strings.ToLower(*method)
 	checks := cliChecks(kind, *p95, *p99, *maxErr)
 	params := map[string]string{"url": *target, "method": *method, "rates": *rates, "ramp": ramp.String(), "hold": hold.String(),
-		"p95": p95.String(), "p99": p99.String(), "max-errors": strconv.FormatFloat(*maxErr, 'g', -1, 64)}
+		"p95": p95.String(), "p99": p99.String(), "max-errors": strconv.FormatFloat(*maxErr, 'g', -1, 64), "conns": strconv.Itoa(*conns)}
 	if sh.Count > 0 {
 		params["shard"] = fmt.Sprintf("%d/%d", sh.Index, sh.Count)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := loadtest.Run(ctx, loadtest.Scenario{
-		Name:     "headroom run " + *target,
-		Workload: &loadtest.Arrivals{Poisson: *poisson, Mix: []loadtest.Kind{{Name: kind, Weight: 1, Do: client.Func(req)}}},
-		Plan:     plan,
-		Checks:   checks,
-		Seed:     *seed,
-		Params:   params,
-		System:   loadtest.System{Backend: "external"},
-		Logf:     func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
-		Shard:    sh,
-		OnStep:   keepStep(sh, *out, *emit, stdout),
+		Name:      "headroom run " + *target,
+		Workload:  &loadtest.Arrivals{Poisson: *poisson, Mix: []loadtest.Kind{{Name: kind, Weight: 1, Do: client.Func(req)}}},
+		Plan:      plan,
+		Checks:    checks,
+		Seed:      *seed,
+		Params:    params,
+		System:    loadtest.System{Backend: "external"},
+		Logf:      func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
+		Shard:     sh,
+		OnStep:    keepStep(sh, *out, *emit, stdout),
+		SelfCheck: loadtest.SelfCheck{PoolKnob: "-conns"},
 	})
 	if res == nil {
 		return err
@@ -168,6 +173,20 @@ func runCmd(args []string, stdout io.Writer) error {
 		return nil
 	}
 	return verdictError(res)
+}
+
+// poolFor returns the connections an open-model plan needs, from Little's
+// law: its top rate times the slowest answer its SLO accepts (answers
+// slower than that are a breach the checks report, not the pool's to
+// hide), with a tenth to spare; at least httpc's default, and at most
+// three quarters of the descriptors this process may open.
+func poolFor(topRate float64, slowest time.Duration) int {
+	n := max(int(math.Ceil(topRate*slowest.Seconds()*1.1)), httpc.DefaultMaxConnsPerHost)
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur > 0 && lim.Cur < math.MaxInt32 {
+		n = min(n, int(lim.Cur)*3/4)
+	}
+	return n
 }
 
 // preflight sends one request and fails fast, before any load, when nothing

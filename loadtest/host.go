@@ -1,0 +1,104 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// The host checks itself too (principle 3). A step measured while other
+// work ran on the machine, or while the hypervisor gave its cores to the
+// machine's neighbours (CPU steal), measured the contention, not the
+// target: seed 004 stopped its other workloads before measuring. The host
+// sampler reads the machine's CPU accounting; a step whose hold saw too
+// much of either is invalid, naming the cause.
+
+// hostTimes is the host's CPU time in clock ticks, all cores together.
+type hostTimes struct {
+	busy, steal, total float64
+	cpus               int
+}
+
+// hostSampler measures the host: its busy cores and the cores taken by
+// the hypervisor (steal), both averaged since the previous sample.
+type hostSampler struct {
+	read func() (hostTimes, bool)
+	cpus int // the host's cores, read once
+	last hostTimes
+	ok   bool
+}
+
+func newHostSampler() *hostSampler {
+	h := &hostSampler{read: readHostTimes}
+	if t, ok := h.read(); ok {
+		h.cpus = t.cpus
+	}
+	return h
+}
+
+// minHostTicks is the least CPU time, in clock ticks per core, that a host
+// sample must span: shorter, the ticks are too coarse to tell a share (and
+// a run in virtual time, whose sampling intervals take no real time, is
+// not measured).
+const minHostTicks = 50
+
+// Sample implements Sampler: "host" "cpu_busy" and "cpu_steal" in cores.
+func (h *hostSampler) Sample(_ context.Context, _ time.Time) ([]Measurement, error) {
+	now, ok := h.read()
+	if !ok {
+		return nil, nil
+	}
+	prev, had := h.last, h.ok
+	d := now.total - prev.total
+	if had && d < minHostTicks*float64(max(1, now.cpus)) {
+		return nil, nil // keep the earlier reading: the interval grows
+	}
+	h.last, h.ok = now, true
+	if !had || d <= 0 {
+		return nil, nil
+	}
+	cores := float64(now.cpus)
+	return []Measurement{
+		{Component: "host", Metric: "cpu_busy", Unit: "cores", Value: (now.busy - prev.busy) / d * cores},
+		{Component: "host", Metric: "cpu_steal", Unit: "cores", Value: (now.steal - prev.steal) / d * cores},
+	}, nil
+}
+
+// hostLoad derives the host's figures for a step from its series: the
+// cores the hypervisor took and the cores busy with anything but the run's
+// own processes (the generator, and every component sampled in cores).
+// ok is false when the host was not measured.
+func hostLoad(rs []SeriesSummary) (steal, other float64, ok bool) {
+	var busy, run float64
+	for _, r := range rs {
+		switch {
+		case r.Component == "host" && r.Metric == "cpu_busy":
+			busy, ok = r.Mean, true
+		case r.Component == "host" && r.Metric == "cpu_steal":
+			steal = r.Mean
+		case r.Metric == "cpu" && r.Unit == "cores":
+			run += r.Mean
+		}
+	}
+	return steal, math.Max(0, busy-run), ok
+}
+
+// hostReasons returns why the host voids the step: steal or other work
+// beyond their bounds (fractions of the host's cores).
+func (c SelfCheck) hostReasons(sc SelfCheckResult) []string {
+	if sc.HostCores <= 0 {
+		return nil
+	}
+	cores := float64(sc.HostCores)
+	var out []string
+	if c.MaxHostSteal > 0 && sc.HostSteal > c.MaxHostSteal*cores {
+		out = append(out, fmt.Sprintf("the host's hypervisor took %.2f of its %d cores during the hold (CPU steal; bound %.0f%%): the machine's neighbours were busy — run again later, or on a dedicated host",
+			sc.HostSteal, sc.HostCores, c.MaxHostSteal*100))
+	}
+	if c.MaxHostOther > 0 && sc.HostOther > c.MaxHostOther*cores {
+		out = append(out, fmt.Sprintf("the host was busy with other work: processes outside the run used %.2f of its %d cores during the hold (bound %.0f%%) — stop other workloads on this machine before measuring, or run where nothing else runs",
+			sc.HostOther, sc.HostCores, c.MaxHostOther*100))
+	}
+	return out
+}

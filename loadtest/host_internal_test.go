@@ -1,0 +1,108 @@
+package loadtest
+
+import (
+	"bufio"
+	"context"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseProcStat(t *testing.T) {
+	const stat = "cpu  100 5 40 800 10 2 3 40 0 0\ncpu0 50 2 20 400 5 1 1 20 0 0\ncpu1 50 3 20 400 5 1 2 20 0 0\nintr 1 2 3\n"
+	ht, ok := parseProcStat(bufio.NewScanner(strings.NewReader(stat)))
+	require.True(t, ok)
+	assert.Equal(t, hostTimes{busy: 145, steal: 40, total: 1000, cpus: 2}, ht)
+	_, ok = parseProcStat(bufio.NewScanner(strings.NewReader("intr 1\n")))
+	assert.False(t, ok)
+}
+
+// The host's busy and stolen cores, averaged between samples, from its CPU
+// times; an interval too short to tell is skipped until it is long enough.
+func TestHostSampler(t *testing.T) {
+	readings := []hostTimes{
+		{busy: 0, steal: 0, total: 0, cpus: 2},
+		{busy: 10, steal: 1, total: 20, cpus: 2},   // 20 ticks over 2 cores: too short
+		{busy: 150, steal: 40, total: 200, cpus: 2}, // since the first: 200 ticks
+	}
+	i := 0
+	h := &hostSampler{read: func() (hostTimes, bool) { r := readings[i]; i++; return r, true }}
+	ms, _ := h.Sample(context.Background(), time.Time{})
+	assert.Empty(t, ms, "the first reading only starts the interval")
+	ms, _ = h.Sample(context.Background(), time.Time{})
+	assert.Empty(t, ms, "too short an interval")
+	ms, _ = h.Sample(context.Background(), time.Time{})
+	require.Len(t, ms, 2)
+	assert.InDelta(t, 1.5, ms[0].Value, 1e-9, "busy: 150 of 200 ticks of 2 cores")
+	assert.InDelta(t, 0.4, ms[1].Value, 1e-9, "steal: 40 of 200 ticks of 2 cores")
+}
+
+// A step whose host was busy with other work, or whose cores the
+// hypervisor took, is invalid, naming the cause; the run's own processes
+// (the generator, the components) are no other work.
+func TestHostReasons(t *testing.T) {
+	c := SelfCheck{}.withDefaults()
+	rs := func(busy, steal float64) []SeriesSummary {
+		return []SeriesSummary{
+			{Component: "host", Metric: "cpu_busy", Unit: "cores", Mean: busy},
+			{Component: "host", Metric: "cpu_steal", Unit: "cores", Mean: steal},
+			{Component: "generator", Metric: "cpu", Unit: "cores", Mean: 0.4},
+			{Component: "relay", Metric: "cpu", Unit: "cores", Mean: 0.8},
+			{Component: "relay", Metric: "memory", Unit: "bytes", Mean: 1 << 30},
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		busy, steal float64
+		want        string
+	}{
+		// The run's own 1.2 cores and a little noise: valid.
+		{"quiet", 1.4, 0.05, ""},
+		// 0.9 cores of something else on a 2-core host.
+		{"busy elsewhere", 2.1, 0, "processes outside the run used 0.90 of its 2 cores"},
+		// The hypervisor took a third of a core.
+		{"steal", 1.3, 0.35, "the host's hypervisor took 0.35 of its 2 cores"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steal, other, ok := hostLoad(rs(tc.busy, tc.steal))
+			require.True(t, ok)
+			why := c.hostReasons(SelfCheckResult{HostCores: 2, HostSteal: steal, HostOther: other})
+			if tc.want == "" {
+				assert.Empty(t, why)
+			} else {
+				require.Len(t, why, 1)
+				assert.Contains(t, why[0], tc.want)
+			}
+		})
+	}
+	assert.Empty(t, SelfCheck{MaxHostOther: -1, MaxHostSteal: -1}.withDefaults().hostReasons(SelfCheckResult{HostCores: 2, HostSteal: 2, HostOther: 2}), "disabled")
+}
+
+// On a real host: half its cores spun by processes the run did not start
+// make the step invalid, naming them.
+func TestHostBusyElsewhereVoidsTheStep(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the host is measured on Linux")
+	}
+	for range (runtime.NumCPU() + 1) / 2 {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		require.NoError(t, hog.Start())
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	res, err := Run(context.Background(), Scenario{
+		Workload:    &Arrivals{Mix: []Kind{{Name: "get", Weight: 1, Do: func(context.Context) Response { return Response{Outcome: OK} }}}},
+		Plan:        Levels(0, 3*time.Second, 20),
+		SampleEvery: 500 * time.Millisecond, SeriesEvery: -1,
+		SelfCheck: SelfCheck{MaxCPU: -1, MaxScheduleLag: -1, MaxQueueWait: -1},
+	})
+	require.NoError(t, err)
+	s := res.Steps[0]
+	assert.Equal(t, Invalid, s.Verdict)
+	assert.Contains(t, strings.Join(s.Self.Reasons, "\n"), "the host was busy with other work: processes outside the run used")
+	assert.Greater(t, s.Self.HostOther, 0.4*float64(s.Self.HostCores))
+}
