@@ -27,7 +27,7 @@ func TestParseProcStat(t *testing.T) {
 func TestHostSampler(t *testing.T) {
 	readings := []hostTimes{
 		{busy: 0, steal: 0, total: 0, cpus: 2},
-		{busy: 10, steal: 1, total: 20, cpus: 2},   // 20 ticks over 2 cores: too short
+		{busy: 10, steal: 1, total: 20, cpus: 2},    // 20 ticks over 2 cores: too short
 		{busy: 150, steal: 40, total: 200, cpus: 2}, // since the first: 200 ticks
 	}
 	i := 0
