@@ -287,11 +287,27 @@ func (gu *gatewayUser) connect() bool {
 // point, as a user of a long-running gateway would be found, so that users
 // started together are not in phase (all inside a burst at once, then
 // quiet for minutes).
+//
+// Its reconnect is found at a random point too. A reconnect falls due an
+// exponential time after the act that made the last one, then waits for
+// the next act; at the act before the random instant it was not yet due
+// (else that act would have reconnected), so it is due now when its
+// exponential, drawn from that act on, fell within the part of the gap
+// that has elapsed — 40% of humans at the calibrated bursts. Without it,
+// every user's first reconnect came minutes into the run, and the hold's
+// kind mix drifted towards reconnects.
 func (gu *gatewayUser) live(step func()) {
 	g, u := gu.g, gu.u
 	gu.bot = g.BotShare > 0 && u.Rand.Float64() < g.BotShare
-	gu.nextReconnect = g.reconnectAfter(u)
-	gu.gap = dist.Residual(gu.gaps(), u.Rand)
+	length := dist.LengthBiased(gu.gaps(), u.Rand)
+	gu.gap = time.Duration(u.Rand.Float64() * float64(length))
+	// The timer, drawn from the act before, elapsed into the gap.
+	if next := g.reconnectAfter(u); !next.IsZero() {
+		gu.nextReconnect = next.Add(gu.gap - length)
+		if now := time.Now(); gu.nextReconnect.Before(now) {
+			gu.nextReconnect = now // due since then, waiting for the next act
+		}
+	}
 	for u.Sleep(gu.gap) {
 		gu.off.Run(step)
 	}
@@ -300,8 +316,18 @@ func (gu *gatewayUser) live(step func()) {
 // step is what the user does after a gap, off its goroutine: act, then
 // draw the next gap.
 func (gu *gatewayUser) step() {
-	gu.nextReconnect = gu.act(gu.nextReconnect)
+	gu.act()
 	gu.nextGap()
+}
+
+// reconnectDue reports whether the user's reconnect is due, and if so
+// draws the next one.
+func (gu *gatewayUser) reconnectDue() bool {
+	if gu.nextReconnect.IsZero() || !time.Now().After(gu.nextReconnect) {
+		return false
+	}
+	gu.nextReconnect = gu.g.reconnectAfter(gu.u)
+	return true
 }
 
 // nextGap draws the gap before the user's next act.
@@ -318,18 +344,17 @@ func (gu *gatewayUser) gaps() dist.Dist[time.Duration] {
 
 // act is what the user does after a gap: a reconnect when it is due or
 // else, sometimes, a tools/list; then a call, and sometimes a dashboard
-// view. It returns when the next reconnect is due.
-func (gu *gatewayUser) act(nextReconnect time.Time) time.Time {
+// view.
+func (gu *gatewayUser) act() {
 	g, u, c := gu.g, gu.u, gu.c
 	switch {
-	case !nextReconnect.IsZero() && time.Now().After(nextReconnect):
+	case gu.reconnectDue():
 		gu.connect()
-		nextReconnect = g.reconnectAfter(u)
 	case u.Rand.Float64() < g.Relist:
 		u.Do(KindListTools, func(ctx context.Context) loadtest.Response { _, r := c.ListTools(ctx); return r })
 	}
 	if len(gu.tools) == 0 {
-		return nextReconnect
+		return
 	}
 	tool := gu.tools[u.Rand.IntN(len(gu.tools))]
 	args := g.Arguments(u, tool)
@@ -345,7 +370,6 @@ func (gu *gatewayUser) act(nextReconnect time.Time) time.Time {
 	if g.DashboardURL != "" && !g.Idle && u.Rand.Float64() < g.Dashboard {
 		gu.viewDashboard()
 	}
-	return nextReconnect
 }
 
 // viewDashboard fetches the dashboard page as the user. The request is
