@@ -55,6 +55,22 @@ func (f *fraction) Set(s string) error {
 	return nil
 }
 
+// figureNames collects -primary figure names, repeated or comma-separated.
+type figureNames []string
+
+func (n *figureNames) String() string { return strings.Join(*n, ", ") }
+
+func (n *figureNames) Set(s string) error {
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return fmt.Errorf("%q: name each figure as the report prints it, e.g. 'p95 dashboard' or 'cpu/ok relay'", s)
+		}
+		*n = append(*n, name)
+	}
+	return nil
+}
+
 // envFlags collects repeated -base-env/-head-env K=V flags.
 type envFlags []string
 
@@ -71,10 +87,14 @@ const abUsage = `usage: headroom ab -run REGEXP [flags]
 
 Compares two builds of the system under test with interleaved trials on this
 machine: the scenario test runs -trials times for each arm, in blocks of one
-A and one B in random order, and each figure (throughput, failures, p95 per
-kind, CPU per success of every component) is judged same, different or
-inconclusive with a Mann-Whitney U test and the Hodges-Lehmann change with
-its interval. The verdict comes from the primary figures.
+A and one B in random order, and each figure (throughput, failures and
+p50/p95/p99 of every request kind, CPU per success of every component) is
+judged same, different or inconclusive with a Mann-Whitney U test and the
+Hodges-Lehmann change with its interval. Every figure with enough samples
+decides the verdict but the harness's cost and memory, corrected together
+for their number (Holm); -primary names the figures that decide instead.
+While a deciding figure is inconclusive, blocks are added up to -max-trials.
+An unchanged verdict says the largest worsening it could not rule out.
 
 Arm A builds the target from -base, arm B from -head: git refs of this
 repository, extracted with git archive, or "." for the working tree as it
@@ -94,7 +114,7 @@ func abCmd(args []string, stdout io.Writer) error {
 	tags := fl.String("tags", "load", "build tags of the scenario test")
 	short := fl.Bool("short", false, "run the scenario at its -short size")
 	trials := fl.Int("trials", ab.DefaultTrials, "trials per arm (5 or more to be able to show a difference)")
-	maxTrials := fl.Int("max-trials", 0, "most trials per arm when a primary figure stays unsettled (inconclusive, pointing worse); 0 means twice -trials")
+	maxTrials := fl.Int("max-trials", 0, "most trials per arm while a deciding figure is inconclusive (neither shown the same nor different after the correction); 0 means twice -trials")
 	seed := fl.Uint64("seed", 1, "seed of the trials' order")
 	timeout := fl.Duration("timeout", 30*time.Minute, "bound on one trial")
 	out := fl.String("o", "", "directory for the trials' results, logs and the report (default testdata/results/ab/<time>)")
@@ -102,6 +122,8 @@ func abCmd(args []string, stdout io.Writer) error {
 	bisect := fl.Bool("bisect", false, "exit as git bisect run expects: 0 no regression, 1 regressed, 125 inconclusive or unbuildable, 128 cannot run")
 	var matters fraction
 	fl.Var(&matters, "matters", "the smallest change of any figure that matters, e.g. 20% (default each figure's own: 5% for cost and throughput, 10% for latency); to bisect a regression of known size, about half of it")
+	var primary figureNames
+	fl.Var(&primary, "primary", "a figure that decides the verdict, as the report prints it, e.g. 'p95 dashboard' or 'cpu/ok relay' (repeatable or comma-separated; default every judged figure but the harness's cost and memory)")
 	var baseEnv, headEnv envFlags
 	fl.Var(&baseEnv, "base-env", "NAME=value set in arm A's trials (repeatable); LOADTEST_TARGET_ENV_<NAME> reaches the target itself")
 	fl.Var(&headEnv, "head-env", "NAME=value set in arm B's trials (repeatable)")
@@ -122,6 +144,9 @@ func abCmd(args []string, stdout io.Writer) error {
 	}
 	if *trials < 2 {
 		return fail(exitUsage, fmt.Errorf("-trials %d: give at least 2 per arm (5 or more to be able to show a difference)", *trials))
+	}
+	if *maxTrials != 0 && *maxTrials < *trials {
+		return fail(exitUsage, fmt.Errorf("-max-trials %d is below -trials %d: give at least as many, or 0 for twice -trials", *maxTrials, *trials))
 	}
 
 	ctx := loadtest.Interrupted()
@@ -217,33 +242,68 @@ func abCmd(args []string, stdout io.Writer) error {
 		}
 		return rs, nil
 	}
-	reports, err := ab.Run(ctx, ab.Config{Trials: *trials, MaxTrials: *maxTrials, Seed: *seed, Matters: float64(matters), Logf: logf}, trial)
-	if err != nil {
-		return &exitError{exitInvalid, fmt.Errorf("interrupted: %w (the trials so far are in %s)", err, *out)}
-	}
-
-	var md strings.Builder
 	band := ""
 	if matters > 0 {
 		band = fmt.Sprintf("; no change below %s matters", matters.String())
 	}
-	fmt.Fprintf(&md, "# A/B: %s\n\nA = %s%s, B = %s%s; harness %s; %d trials per arm, seed %d%s; trials in `%s`.\n\n",
-		*run, *base, envNote(baseEnv), *head, envNote(headEnv), *harness, *trials, *seed, band, *out)
-	for _, r := range reports {
-		md.WriteString(r.Markdown())
+	if len(primary) > 0 {
+		band += "; deciding figures: " + primary.String()
+	}
+	return abRun{
+		cfg: ab.Config{Trials: *trials, MaxTrials: *maxTrials, Seed: *seed, Matters: float64(matters), Primary: primary, Logf: logf},
+		header: fmt.Sprintf("# A/B: %s\n\nA = %s%s, B = %s%s; harness %s; %d trials per arm at first, seed %d%s; trials in `%s`.\n\n",
+			*run, *base, envNote(baseEnv), *head, envNote(headEnv), *harness, *trials, *seed, band, *out),
+		bisect: *bisect, base: *base, out: *out, summary: *summary,
+	}.run(ctx, trial, stdout)
+}
+
+// abRun is what headroom ab does once the builds are ready: run the
+// trials, write the report and map the verdict to an exit status.
+type abRun struct {
+	cfg     ab.Config
+	header  string // the Markdown report's title and setting
+	bisect  bool   // exit as git bisect run expects
+	base    string // arm A's ref, for messages
+	out     string // the directory for ab.md and ab.json
+	summary string // a file to append the Markdown to, or ""
+}
+
+func (r abRun) run(ctx context.Context, trial ab.TrialFunc, stdout io.Writer) error {
+	// abort is the status of a run that cannot go on: to git bisect run
+	// anything but 128 would be a verdict on the commit.
+	abort := func(code int) int {
+		if r.bisect {
+			return bisectAbort
+		}
+		return code
+	}
+	reports, err := ab.Run(ctx, r.cfg, trial)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return &exitError{abort(exitInvalid), fmt.Errorf("interrupted: %w (the trials so far are in %s)", err, r.out)}
+	case errors.Is(err, ab.ErrUnknownFigure):
+		return &exitError{abort(exitUsage), fmt.Errorf("-primary: %w", err)}
+	case err != nil:
+		return &exitError{abort(exitUsage), err}
+	}
+
+	var md strings.Builder
+	md.WriteString(r.header)
+	for _, rep := range reports {
+		md.WriteString(rep.Markdown())
 		md.WriteString("\n")
 	}
 	verdict := ab.Worst(reports)
 	fmt.Fprintf(&md, "**Verdict: %s.**\n", verdict)
 	fmt.Fprint(stdout, md.String())
-	if err := os.WriteFile(filepath.Join(*out, "ab.md"), []byte(md.String()), 0o644); err != nil {
-		return fail(exitUsage, err)
+	if err := os.WriteFile(filepath.Join(r.out, "ab.md"), []byte(md.String()), 0o644); err != nil {
+		return &exitError{abort(exitUsage), err}
 	}
 	if b, err := json.MarshalIndent(reports, "", "  "); err == nil {
-		os.WriteFile(filepath.Join(*out, "ab.json"), append(b, '\n'), 0o644)
+		os.WriteFile(filepath.Join(r.out, "ab.json"), append(b, '\n'), 0o644)
 	}
-	if *summary != "" {
-		f, err := os.OpenFile(*summary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if r.summary != "" {
+		f, err := os.OpenFile(r.summary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
 			f.WriteString(md.String())
 			f.Close()
@@ -251,15 +311,15 @@ func abCmd(args []string, stdout io.Writer) error {
 	}
 
 	baseless := true
-	for _, r := range reports {
-		baseless = baseless && r.Trials[ab.A] == 0
+	for _, rep := range reports {
+		baseless = baseless && rep.Trials[ab.A] == 0
 	}
 	switch {
-	case *bisect && baseless:
-		return &exitError{bisectAbort, fmt.Errorf("arm A (%s) gave no valid result: the good build cannot be measured", *base)}
+	case r.bisect && baseless:
+		return &exitError{bisectAbort, fmt.Errorf("arm A (%s) gave no valid result: the good build cannot be measured", r.base)}
 	case verdict == ab.Regressed:
 		return &exitError{exitFail, nil}
-	case verdict == ab.Undecided && *bisect:
+	case verdict == ab.Undecided && r.bisect:
 		return &exitError{bisectSkip, nil}
 	case verdict == ab.Undecided:
 		return &exitError{exitInvalid, nil}

@@ -13,7 +13,7 @@ import (
 // Figure is one number a trial yields, compared between the arms.
 type Figure struct {
 	// Name identifies the figure: "throughput", "failures",
-	// "p95 tools/call", "cpu/ok relay".
+	// "failures dashboard", "p95 tools/call", "cpu/ok relay".
 	Name string `json:"name"`
 	// Unit is the unit of its values: "req/s", "%", "ms", "µs", "MiB".
 	Unit string `json:"unit"`
@@ -21,31 +21,58 @@ type Figure struct {
 	Direction Direction `json:"direction"`
 	// Rule judges its two samples.
 	Rule Rule `json:"rule"`
-	// Primary figures decide the verdict; the others are reported.
+	// Primary figures decide the verdict, corrected together for their
+	// number (Holm); the others are reported.
 	Primary bool `json:"primary"`
+	// Unjudged says why the figure is not judged — too few samples in a
+	// trial to estimate it — and is empty for a judged figure.
+	Unjudged string `json:"unjudged,omitempty"`
+
+	// need is the fewest samples every trial must hold for the figure to
+	// be judged (0: no such rule), and what counts them ("samples",
+	// "requests").
+	need     int64
+	needWhat string
 }
 
 // Trial figures are pooled over a result's valid steps (passed or failed):
 //
 //   - throughput: successful requests per second of hold;
 //   - failures: the share of requests that did not succeed, in percent;
+//   - failures <kind>: the same for each request kind, when there are
+//     several;
 //   - p50/p95/p99 <kind>: the kind's latency over the merged histograms of
-//     the steps, in ms, for kinds with at least minSamples answers;
+//     the steps, in ms, for every kind, observed ones (fan-out delays,
+//     stream events) included;
 //   - cpu/ok <component>: the component's CPU time per successful request,
 //     in µs, from its sampled cores × hold seconds (replicas summed);
 //   - memory <component>: the most memory it held, in MiB.
 //
-// Primary, by default: throughput, failures, the p95 of the busiest request
-// kind, and the CPU per success of the target and of its database — the
-// cost figures, far less noisy than latency on a shared machine. The
-// others are reported, not judged into the verdict, so that a dozen
-// secondary figures do not multiply the chance of a false alarm.
-const minSamples = 20
+// A percentile is judged only when every trial holds at least minTail
+// samples above it — 20 samples for p50, 200 for p95, 1,000 for p99 — and
+// a kind's failure rate only when every trial holds minRequests requests
+// of it: below that one trial's estimate is a handful of samples, and the
+// figure is listed as unjudged rather than left out.
+//
+// Primary, by default: every judged figure but the cost of the harness
+// (components other than the target and its database: the proxy, the mock
+// upstream) and memory. Those are reported: they move with the machine
+// more than with the build. Config.Primary names the primary figures
+// instead.
+const (
+	minTail     = 10
+	minRequests = 20
+)
 
-// figureValues is one trial's figures.
+// percentiles are the latency percentiles of each kind.
+var percentiles = []int{50, 95, 99}
+
+// figureValues is one trial's figures, their values and how many samples
+// each rests on (latency and per-kind failure figures only).
 type figureValues struct {
 	figures []Figure
 	values  map[string]float64
+	samples map[string]int64
 }
 
 func (f *figureValues) add(fig Figure, v float64) {
@@ -53,10 +80,18 @@ func (f *figureValues) add(fig Figure, v float64) {
 	f.values[fig.Name] = v
 }
 
+// kindTally is one kind's requests and latency over a result's valid steps.
+type kindTally struct {
+	name      string
+	observed  bool
+	ok, total int64
+	hist      *hdrhistogram.Histogram
+}
+
 // figuresOf computes the figures of one trial's result; ok is false when
 // the result has no valid step.
 func figuresOf(res *loadtest.Result) (fv figureValues, ok bool) {
-	fv.values = map[string]float64{}
+	fv.values, fv.samples = map[string]float64{}, map[string]int64{}
 	var steps []*loadtest.StepResult
 	for _, s := range res.Steps {
 		if s.Verdict == loadtest.Pass || s.Verdict == loadtest.Fail {
@@ -67,34 +102,17 @@ func figuresOf(res *loadtest.Result) (fv figureValues, ok bool) {
 		return fv, false
 	}
 	var secs float64
-	var okN, total int64
-	busiest, busiestN := "", int64(-1)
-	reqTotals := map[string]int64{}
-	hists := map[string]*hdrhistogram.Histogram{}
-	var kinds []string
 	for _, s := range steps {
 		secs += s.Seconds()
-		for _, k := range s.Kinds {
-			if !k.Observed {
-				okN += k.Outcomes[loadtest.OK]
-				total += k.Total()
-				reqTotals[k.Kind] += k.Total()
-			}
-			h := decode(k)
-			if h == nil || h.TotalCount() == 0 {
-				continue
-			}
-			if hists[k.Kind] == nil {
-				hists[k.Kind] = h
-				kinds = append(kinds, k.Kind)
-			} else {
-				hists[k.Kind].Merge(h)
-			}
-		}
 	}
-	for k, n := range reqTotals {
-		if n > busiestN || (n == busiestN && k < busiest) {
-			busiest, busiestN = k, n
+	kinds := tallyKinds(steps)
+	var okN, total int64
+	requested := 0
+	for _, k := range kinds {
+		if !k.observed {
+			okN += k.ok
+			total += k.total
+			requested++
 		}
 	}
 	if secs > 0 {
@@ -104,15 +122,23 @@ func figuresOf(res *loadtest.Result) (fv figureValues, ok bool) {
 		fv.add(Figure{Name: "failures", Unit: "%", Direction: LowerIsBetter, Primary: true, Rule: Rule{Absolute: 0.5}},
 			float64(total-okN)/float64(total)*100)
 	}
-	for _, kind := range kinds {
-		h := hists[kind]
-		if h.TotalCount() < minSamples {
+	for _, k := range kinds {
+		// With one kind its failure rate is the overall one: a second,
+		// identical figure would only widen the correction.
+		if !k.observed && requested > 1 && k.total > 0 {
+			name := "failures " + k.name
+			fv.add(Figure{Name: name, Unit: "%", Direction: LowerIsBetter, Primary: true, Rule: Rule{Absolute: 1},
+				need: minRequests, needWhat: "requests"}, float64(k.total-k.ok)/float64(k.total)*100)
+			fv.samples[name] = k.total
+		}
+		if k.hist == nil || k.hist.TotalCount() == 0 {
 			continue
 		}
-		for _, p := range []float64{50, 95, 99} {
-			fv.add(Figure{Name: fmt.Sprintf("p%g %s", p, kind), Unit: "ms", Direction: LowerIsBetter,
-				Primary: p == 95 && kind == busiest, Rule: Rule{Relative: 0.10, Absolute: 1}},
-				float64(h.ValueAtPercentile(p))/1000)
+		for _, p := range percentiles {
+			name := fmt.Sprintf("p%d %s", p, k.name)
+			fv.add(Figure{Name: name, Unit: "ms", Direction: LowerIsBetter, Primary: true, Rule: Rule{Relative: 0.10, Absolute: 1},
+				need: int64(minTail * 100 / (100 - p)), needWhat: "samples"}, float64(k.hist.ValueAtPercentile(float64(p)))/1000)
+			fv.samples[name] = k.hist.TotalCount()
 		}
 	}
 	if okN > 0 {
@@ -125,6 +151,34 @@ func figuresOf(res *loadtest.Result) (fv figureValues, ok bool) {
 		fv.add(Figure{Name: "memory " + c.name, Unit: "MiB", Direction: LowerIsBetter, Rule: Rule{Relative: 0.10, Absolute: 1}}, c.max/(1<<20))
 	}
 	return fv, true
+}
+
+// tallyKinds sums each kind's outcomes and merges its histograms over the
+// steps, in the order the kinds first appear.
+func tallyKinds(steps []*loadtest.StepResult) []*kindTally {
+	var kinds []*kindTally
+	index := map[string]*kindTally{}
+	for _, s := range steps {
+		for _, k := range s.Kinds {
+			t := index[k.Kind]
+			if t == nil {
+				t = &kindTally{name: k.Kind, observed: k.Observed}
+				index[k.Kind] = t
+				kinds = append(kinds, t)
+			}
+			t.ok += k.Outcomes[loadtest.OK]
+			t.total += k.Total()
+			h := decode(k)
+			switch {
+			case h == nil:
+			case t.hist == nil:
+				t.hist = h
+			default:
+				t.hist.Merge(h)
+			}
+		}
+	}
+	return kinds
 }
 
 // decode returns a copy of a kind's latency histogram (µs), or nil.

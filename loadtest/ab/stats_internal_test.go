@@ -341,3 +341,46 @@ func ExampleCompare() {
 	// different true
 	// p=0.0079 < 0.01 and +102% (95% CI +94.1%…+110%) is beyond the ±5% that matters
 }
+
+func TestHolm(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name    string
+		ps, adj []float64
+	}{
+		// One hypothesis: no correction.
+		{"one", []float64{0.03}, []float64{0.03}},
+		// Sorted 0.01, 0.02, 0.04 get ×3, ×2, ×1: 0.03, 0.04, 0.04 (held
+		// up to the one before, so adjusted p-values never fall).
+		{"three", []float64{0.04, 0.01, 0.02}, []float64{0.04, 0.03, 0.04}},
+		// Bonferroni's ×m caps at 1.
+		{"capped", []float64{0.5, 0.6}, []float64{1, 1}},
+		// A p-value not computed counts as 1 and still counts in m.
+		{"nan", []float64{0.001, nan}, []float64{0.002, 1}},
+		// Ties are adjusted alike: 0.0079 of five trials among 13 figures.
+		{"ties", []float64{0.0079, 0.0079, 0.5}, []float64{0.0237, 0.0237, 0.5}},
+		// No hypotheses.
+		{"none", nil, []float64{}},
+	} {
+		t.Run("case="+tc.name, func(t *testing.T) {
+			got := holm(tc.ps)
+			require.Len(t, got, len(tc.adj))
+			for i := range got {
+				assert.InDelta(t, tc.adj[i], got[i], 1e-12, "p[%d]=%g", i, tc.ps[i])
+			}
+		})
+	}
+}
+
+func TestFamilyTrialsNeeded(t *testing.T) {
+	for _, tc := range []struct{ m, n int }{
+		{1, 5},  // 0.0079 < 0.05
+		{6, 5},  // 6 × 0.0079 = 0.048
+		{7, 6},  // 7 × 0.0079 = 0.056; 7 × 0.0022 = 0.015
+		{23, 6}, // 23 × 0.0022 = 0.0498
+		{24, 7}, // 24 × 0.0022 = 0.052
+		{0, 5},  // no figure: as for one
+	} {
+		assert.Equal(t, tc.n, familyTrialsNeeded(tc.m, 0.05), "m=%d", tc.m)
+	}
+}

@@ -2,6 +2,7 @@ package ab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -47,11 +48,14 @@ func Order(n int, seed uint64) []Arm {
 type Config struct {
 	// Trials is the number of trials per arm; default DefaultTrials.
 	Trials int
-	// MaxTrials is the most trials per arm when the first Trials leave a
-	// primary figure unsettled — inconclusive, its estimate worse by more
-	// than what matters (one stray trial widens an interval that much):
-	// blocks of one A and one B are added until every report settles or
-	// MaxTrials is reached. Default 2×Trials; equal to Trials adds none.
+	// MaxTrials is the most trials per arm. While a primary figure is
+	// neither shown the same nor different — inconclusive, or different
+	// alone but not after the correction for the number of primary
+	// figures — and no regression is shown, blocks of one A and one B are
+	// added until every report settles or MaxTrials is reached. Default
+	// 2×Trials; equal to Trials adds none. Among more than six primary
+	// figures no difference can be shown before 6 trials per arm (see
+	// FamilyAlpha).
 	MaxTrials int
 	// Seed decides the order of the trials; default 1.
 	Seed uint64
@@ -63,8 +67,34 @@ type Config struct {
 	// two builds of the same cost is not taken for a change; 0 keeps each
 	// figure's own band.
 	Matters float64
+	// Primary names the figures that decide the verdict, exactly as a
+	// report prints them ("p95 dashboard", "cpu/ok relay", "throughput"):
+	// only they are corrected for together and extend the trials, and
+	// they are judged even with few samples; the other figures are
+	// reported. Nil: every judged figure but the harness's cost and
+	// memory (see figuresOf). Run fails with ErrUnknownFigure as soon as
+	// each arm has a valid result when a name is no figure of it.
+	Primary []string
 	// Logf receives a line per trial; nil discards them.
 	Logf func(format string, args ...any)
+}
+
+// ErrUnknownFigure is the error of Run when Config.Primary names a figure
+// the trials do not yield.
+var ErrUnknownFigure = errors.New("ab: unknown figure")
+
+// unknownError names the unknown figures of a scenario and the figures it has.
+func unknownError(scenario string, unknown []string, figs []Figure) error {
+	names := make([]string, len(figs))
+	for i, f := range figs {
+		names[i] = fmt.Sprintf("%q", f.Name)
+	}
+	quoted := make([]string, len(unknown))
+	for i, u := range unknown {
+		quoted[i] = fmt.Sprintf("%q", u)
+	}
+	return fmt.Errorf("%w: %s is no figure of %s; name figures as the report prints them: %s",
+		ErrUnknownFigure, strings.Join(quoted, ", "), scenario, strings.Join(names, ", "))
 }
 
 // TrialFunc runs trial i (from 0) of arm and returns its results: one per
@@ -72,26 +102,27 @@ type Config struct {
 // the trial; the comparison goes on with the others.
 type TrialFunc func(ctx context.Context, arm Arm, i int) ([]*loadtest.Result, error)
 
-// Run runs the trials of both arms interleaved in the order Order gives,
-// adds blocks while a report is unsettled (Config.MaxTrials), and compares
-// them, one report per scenario, in the order the scenarios first
-// appeared. It stops early, returning ctx's error with what was compared
-// so far, when ctx ends.
-func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
+// validate checks cfg and fills in its defaults.
+func (cfg *Config) validate() error {
 	if cfg.Trials == 0 {
 		cfg.Trials = DefaultTrials
 	}
 	if cfg.Trials < 1 {
-		return nil, fmt.Errorf("ab: Trials is %d; give at least 2 per arm (5 or more to be able to show a difference)", cfg.Trials)
+		return fmt.Errorf("ab: Trials is %d; give at least 2 per arm (5 or more to be able to show a difference)", cfg.Trials)
 	}
 	if cfg.MaxTrials == 0 {
 		cfg.MaxTrials = 2 * cfg.Trials
 	}
 	if cfg.MaxTrials < cfg.Trials {
-		return nil, fmt.Errorf("ab: MaxTrials is %d, below Trials %d; give at least as many, or 0 for twice Trials", cfg.MaxTrials, cfg.Trials)
+		return fmt.Errorf("ab: MaxTrials is %d, below Trials %d; give at least as many, or 0 for twice Trials", cfg.MaxTrials, cfg.Trials)
 	}
 	if !(cfg.Matters >= 0 && cfg.Matters < 1) {
-		return nil, fmt.Errorf("ab: Matters is %g; give the smallest change that matters as a fraction of A's median, at least 0 and below 1 (0.2 for 20%%)", cfg.Matters)
+		return fmt.Errorf("ab: Matters is %g; give the smallest change that matters as a fraction of A's median, at least 0 and below 1 (0.2 for 20%%)", cfg.Matters)
+	}
+	for _, name := range cfg.Primary {
+		if name == "" || strings.TrimSpace(name) != name {
+			return fmt.Errorf("ab: Primary holds %q; name each figure exactly as the report prints it, e.g. \"p95 dashboard\"", name)
+		}
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
@@ -99,64 +130,163 @@ func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	var scenarios []string
-	results := map[string]*[2][]*loadtest.Result{}
-	var rejected []string
-	count := [2]int{}
-	n := 0
-	run := func(order []Arm) {
+	return nil
+}
+
+// trials holds the figures of the trials run so far, scenario by
+// scenario, each result's figures computed once.
+type trials struct {
+	scenarios []string
+	vals      map[string]*[2][]figureValues
+	results   map[string]*[2]int  // results per arm, valid or not
+	rejected  map[string][]string // results with no valid step
+	failed    []string            // trials that gave no result
+	count     [2]int              // trials run per arm
+}
+
+func newTrials() *trials {
+	return &trials{vals: map[string]*[2][]figureValues{}, results: map[string]*[2]int{}, rejected: map[string][]string{}}
+}
+
+// add records the results of a trial of arm.
+func (t *trials) add(arm Arm, rs []*loadtest.Result) {
+	for _, r := range rs {
+		if t.vals[r.Scenario] == nil {
+			t.vals[r.Scenario] = &[2][]figureValues{}
+			t.results[r.Scenario] = &[2]int{}
+			t.scenarios = append(t.scenarios, r.Scenario)
+		}
+		t.results[r.Scenario][arm]++
+		fv, ok := figuresOf(r)
+		if !ok {
+			t.rejected[r.Scenario] = append(t.rejected[r.Scenario],
+				fmt.Sprintf("%s result %d: %s, no valid step", arm, t.results[r.Scenario][arm], r.Verdict))
+			continue
+		}
+		t.vals[r.Scenario][arm] = append(t.vals[r.Scenario][arm], fv)
+	}
+}
+
+// checkPrimary checks the names of primary against each scenario's first
+// valid result of each arm: done is false until every scenario seen has
+// both, and err is ErrUnknownFigure when a name is no figure of them.
+func (t *trials) checkPrimary(primary []string) (done bool, err error) {
+	if len(primary) == 0 {
+		return true, nil
+	}
+	if len(t.scenarios) == 0 {
+		return false, nil
+	}
+	for _, s := range t.scenarios {
+		if v := t.vals[s]; len(v[A]) == 0 || len(v[B]) == 0 {
+			return false, nil
+		}
+	}
+	for _, s := range t.scenarios {
+		v := t.vals[s]
+		figs := Config{}.roles([2][]figureValues{v[A][:1], v[B][:1]})
+		if unknown := unknownFigures(primary, figs); len(unknown) > 0 {
+			return true, unknownError(s, unknown, figs)
+		}
+	}
+	return true, nil
+}
+
+// reports compares the trials so far, one report per scenario.
+func (t *trials) reports(cfg Config) []*Report {
+	var reports []*Report
+	for _, s := range t.scenarios {
+		rej := append(slices.Clone(t.failed), t.rejected[s]...)
+		reports = append(reports, cfg.compare(s, *t.vals[s], rej))
+	}
+	if len(reports) == 0 && len(t.failed) > 0 {
+		reports = append(reports, &Report{Verdict: Undecided, Rejected: t.failed,
+			Reason: "no trial gave a result: " + strings.Join(t.failed, "; ")})
+	}
+	return reports
+}
+
+// Run runs the trials of both arms interleaved in the order Order gives,
+// adds blocks while a report is unsettled (Config.MaxTrials), and compares
+// them, one report per scenario, in the order the scenarios first
+// appeared; each report's Stop, also appended to its Reason, says how the
+// trials ended. It stops early, returning ctx's error with what was
+// compared so far, when ctx ends, and returns ErrUnknownFigure without
+// reports as soon as a name of cfg.Primary is known to be no figure of
+// the trials.
+func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	t := newTrials()
+	checked := false
+	run := func(order []Arm) error {
 		for _, arm := range order {
 			if ctx.Err() != nil {
-				return
+				return nil
 			}
-			i := count[arm]
-			count[arm]++
-			n++
-			cfg.Logf("trial %d: arm %s #%d", n, arm, i+1)
+			i := t.count[arm]
+			t.count[arm]++
+			cfg.Logf("trial %d: arm %s #%d", t.count[A]+t.count[B], arm, i+1)
 			rs, err := trial(ctx, arm, i)
 			if err != nil {
-				rejected = append(rejected, fmt.Sprintf("%s trial %d: %v", arm, i+1, err))
+				t.failed = append(t.failed, fmt.Sprintf("%s trial %d: %v", arm, i+1, err))
 				cfg.Logf("  rejected: %v", err)
 				continue
 			}
 			for _, r := range rs {
-				if results[r.Scenario] == nil {
-					results[r.Scenario] = &[2][]*loadtest.Result{}
-					scenarios = append(scenarios, r.Scenario)
+				cfg.Logf("  %s: %s, capacity %s", r.Scenario, r.Verdict, r.CapacityText())
+			}
+			t.add(arm, rs)
+			if !checked {
+				if checked, err = t.checkPrimary(cfg.Primary); err != nil {
+					return err
 				}
-				results[r.Scenario][arm] = append(results[r.Scenario][arm], r)
-				cfg.Logf("  %s: %s, capacity %g", r.Scenario, r.Verdict, r.Capacity)
 			}
 		}
+		return nil
 	}
-	compare := func() []*Report {
-		var reports []*Report
-		for _, s := range scenarios {
-			rep := cfg.CompareResults(s, results[s][A], results[s][B])
-			rep.Rejected = append(slices.Clone(rejected), rep.Rejected...)
-			reports = append(reports, rep)
-		}
-		if len(reports) == 0 && len(rejected) > 0 {
-			reports = append(reports, &Report{Verdict: Undecided, Rejected: rejected,
-				Reason: "no trial gave a result: " + strings.Join(rejected, "; ")})
-		}
-		return reports
+	if err := run(Order(cfg.Trials, cfg.Seed)); err != nil {
+		return nil, err
 	}
-	run(Order(cfg.Trials, cfg.Seed))
-	reports := compare()
-	for block := uint64(1); count[A] < cfg.MaxTrials && ctx.Err() == nil; block++ {
+	reports := t.reports(cfg)
+	for block := uint64(1); t.count[A] < cfg.MaxTrials && ctx.Err() == nil; block++ {
 		var unsettled []string
 		for _, r := range reports {
 			if r.unsettled() {
-				unsettled = append(unsettled, r.Scenario)
+				unsettled = append(unsettled, fmt.Sprintf("%s: %s", r.Scenario, strings.Join(r.open(), ", ")))
 			}
 		}
 		if len(unsettled) == 0 {
 			break
 		}
-		cfg.Logf("unsettled (%s): one more trial per arm", strings.Join(unsettled, ", "))
-		run(Order(1, cfg.Seed+block))
-		reports = compare()
+		cfg.Logf("unsettled (%s): one more trial per arm", strings.Join(unsettled, "; "))
+		if err := run(Order(1, cfg.Seed+block)); err != nil {
+			return nil, err
+		}
+		reports = t.reports(cfg)
+	}
+	for _, r := range reports {
+		r.stop(max(t.count[A], t.count[B]), ctx.Err() != nil)
 	}
 	return reports, ctx.Err()
+}
+
+// stop sets Stop after n trials per arm and appends it to Reason.
+func (r *Report) stop(n int, interrupted bool) {
+	switch {
+	case interrupted:
+		r.Stop = fmt.Sprintf("interrupted after %d trials per arm", n)
+	case !r.unsettled():
+		r.Stop = fmt.Sprintf("settled after %d trials per arm", n)
+	default:
+		r.Stop = fmt.Sprintf("stopped at max trials (%d per arm)", n)
+		if open := r.open(); len(open) > 0 {
+			r.Stop += fmt.Sprintf(" with %s still inconclusive", strings.Join(open, ", "))
+		}
+		if need := familyTrialsNeeded(r.Deciding, FamilyAlpha); r.Deciding > 0 && need > n {
+			r.Stop += fmt.Sprintf("; among %d primary figures no difference can show before %d trials per arm", r.Deciding, need)
+		}
+	}
+	r.Reason += "; " + r.Stop
 }

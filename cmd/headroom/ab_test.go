@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/ab"
+)
+
+// -primary takes figure names, repeated or comma-separated, and refuses an
+// empty one before a trial runs.
+func TestABPrimaryFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []string // one Set call each
+		want []string
+	}{
+		// One name with a space in it.
+		{"one", []string{"p95 dashboard"}, []string{"p95 dashboard"}},
+		// Repeated.
+		{"repeated", []string{"p95 dashboard", "cpu/ok relay"}, []string{"p95 dashboard", "cpu/ok relay"}},
+		// Comma-separated, spaces about the commas trimmed.
+		{"commas", []string{"p95 dashboard, cpu/ok relay,throughput"}, []string{"p95 dashboard", "cpu/ok relay", "throughput"}},
+	} {
+		t.Run("case="+tc.name, func(t *testing.T) {
+			var n figureNames
+			for _, s := range tc.in {
+				require.NoError(t, n.Set(s), s)
+			}
+			assert.Equal(t, tc.want, []string(n))
+		})
+	}
+	for _, in := range []string{"", " ", "p95 dashboard,", ",throughput"} {
+		var n figureNames
+		assert.ErrorContains(t, n.Set(in), "name each figure as the report prints it", "%q", in)
+	}
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, exitUsage, run([]string{"ab", "-run", "TestLoad_X", "-primary", "p95 dashboard,"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `invalid value "p95 dashboard," for flag -primary`)
+	stderr.Reset()
+	assert.Equal(t, bisectAbort, run([]string{"ab", "-bisect", "-run", "TestLoad_X", "-trials", "5", "-max-trials", "3"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "-max-trials 3 is below -trials 5")
+}
+
+// fakeTrial returns trials of one request kind whose latency in arm B is
+// slower times arm A's (4 ms), and counts the calls.
+func fakeTrial(slower float64, calls *int) ab.TrialFunc {
+	r := rand.New(rand.NewPCG(1, 2))
+	return func(_ context.Context, arm ab.Arm, _ int) ([]*loadtest.Result, error) {
+		*calls++
+		lat := 4.0 * math.Exp(0.05*r.NormFloat64())
+		if arm == ab.B {
+			lat *= slower
+		}
+		h := hdrhistogram.New(1, 10_000_000, 2)
+		for range 1000 {
+			h.RecordValue(int64(lat * 1000 * math.Exp(0.3*r.NormFloat64())))
+		}
+		enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		return []*loadtest.Result{{Scenario: "TestLoad_X", Verdict: loadtest.Pass,
+			Steps: []*loadtest.StepResult{{Step: loadtest.Step{Level: 100, Hold: 10 * time.Second}, Start: start, End: start.Add(10 * time.Second),
+				Verdict: loadtest.Pass, Kinds: []*loadtest.KindResult{{Kind: "get", Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 1000}, Histogram: string(enc)}}}},
+		}}, nil
+	}
+}
+
+// headroom ab maps the comparison to its exit status, as git bisect run
+// reads it under -bisect; a -primary name that is no figure stops the
+// trials as soon as each arm has a result.
+func TestABExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		primary []string
+		slower  float64
+		bisect  bool
+		want    int
+		report  string // a substring of stdout, or of the error
+	}{
+		// The same build: unchanged, and what it could miss is said.
+		{"same", nil, 1, false, exitPass, "could not rule out up to +"},
+		// Latency doubled: regressed, bad to git bisect.
+		{"regressed", nil, 2, false, exitFail, "worse in B: p50 get"},
+		{"regressed-bisect", nil, 2, true, bisectBad, "settled after"},
+		// Only p99 decides, and it regressed.
+		{"primary", []string{"p99 get"}, 2, true, bisectBad, "worse in B: p99 get"},
+		// A name that is no figure: a usage error naming the figures, an abort to git bisect.
+		{"unknown", []string{"p95 dashboard"}, 2, false, exitUsage, `"p95 dashboard" is no figure of TestLoad_X; name figures as the report prints them: "throughput", "failures", "p50 get"`},
+		{"unknown-bisect", []string{"p95 dashboard"}, 2, true, bisectAbort, "-primary: ab: unknown figure"},
+	} {
+		t.Run("case="+tc.name, func(t *testing.T) {
+			calls := 0
+			var stdout bytes.Buffer
+			out := t.TempDir()
+			err := abRun{cfg: ab.Config{Trials: 5, Primary: tc.primary}, header: "# A/B: TestLoad_X\n\n", bisect: tc.bisect, base: "main", out: out}.
+				run(context.Background(), fakeTrial(tc.slower, &calls), &stdout)
+			code := exitPass
+			if err != nil {
+				var ee *exitError
+				require.ErrorAs(t, err, &ee)
+				code = ee.code
+				if ee.err != nil {
+					stdout.WriteString(ee.err.Error())
+				}
+			}
+			assert.Equal(t, tc.want, code, stdout.String())
+			assert.Contains(t, stdout.String(), tc.report)
+			if tc.want == exitUsage || tc.want == bisectAbort {
+				assert.Equal(t, 2, calls, "stopped after one trial of each arm")
+				return
+			}
+			b, err := os.ReadFile(filepath.Join(out, "ab.json"))
+			require.NoError(t, err)
+			var reps []*ab.Report
+			require.NoError(t, json.Unmarshal(b, &reps))
+			require.Len(t, reps, 1)
+			assert.NotEmpty(t, reps[0].Stop)
+		})
+	}
+}
