@@ -273,6 +273,11 @@ var (
 	ErrIncomplete = errors.New("incomplete run")
 	// ErrRegression: the run regressed against its baseline.
 	ErrRegression = errors.New("regression")
+	// ErrSystemDown marks a check's violation as a component of the system
+	// under test stopping during the step (killed, out of memory, exited):
+	// the step fails, and harness troubles that follow do not make it
+	// invalid (StepResult.Down).
+	ErrSystemDown = errors.New("system under test down")
 )
 
 // verdictError is one line of Result.Err, of one class.

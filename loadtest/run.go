@@ -457,6 +457,11 @@ func (r *runner) record(sr *StepResult) {
 	for _, v := range sr.invalidReasons() {
 		r.s.Logf("  invalid: %s", v)
 	}
+	if sr.Down {
+		for _, v := range sr.Self.Reasons {
+			r.s.Logf("  after the system under test went down: %s", v)
+		}
+	}
 	for _, v := range sr.Saturated {
 		r.s.Logf("  near its limit: %s", v)
 	}

@@ -204,7 +204,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool { return sleep(ctx, time.
 // when the generator check (Self.Reasons) or a check's data says so, fail
 // when a check is violated, pass otherwise. An incomplete step stays so.
 func Judge(checks []Check, s *StepResult) {
-	s.Violations, s.Unjudged = nil, nil
+	s.Violations, s.Unjudged, s.Down = nil, nil, false
 	for _, c := range checks {
 		switch err := c.Evaluate(s); {
 		case err == nil:
@@ -212,10 +212,13 @@ func Judge(checks []Check, s *StepResult) {
 			s.Unjudged = append(s.Unjudged, err.Error())
 		default:
 			s.Violations = append(s.Violations, err.Error())
+			s.Down = s.Down || errors.Is(err, ErrSystemDown)
 		}
 	}
 	switch {
 	case s.Verdict == Incomplete:
+	case s.Down:
+		s.Verdict = Fail // the harness's troubles after it are consequences
 	case len(s.invalidReasons()) > 0:
 		s.Verdict = Invalid
 	case len(s.Violations) > 0:

@@ -57,6 +57,12 @@ type StepResult struct {
 	// Unjudged lists the checks the step measured too little to judge
 	// (see ErrInsufficientData); any makes the step invalid.
 	Unjudged []string `json:"unjudged,omitempty"`
+	// Down is set when a component of the system under test stopped during
+	// the step (a violation wrapping ErrSystemDown): the step failed. What
+	// the harness saw after — the proxy of a container that died exiting,
+	// users retrying, the generator late under their retries — is its
+	// consequence, kept in Self.Reasons but voiding nothing.
+	Down bool `json:"down,omitempty"`
 	// Saturated lists the sampled resources that ran at or near their
 	// limit during the hold, such as "relay memory: max 8.0 MiB of 8.0 MiB
 	// (100%)": where a failing step's ceiling likely was.
@@ -218,8 +224,12 @@ func (s *StepResult) Resource(component, metric string) *SeriesSummary {
 }
 
 // invalidReasons returns why the step is invalid: the generator's reasons
-// and the checks it could not judge.
+// and the checks it could not judge; none when the system under test went
+// down (Down), whose breach they follow.
 func (s *StepResult) invalidReasons() []string {
+	if s.Down {
+		return nil
+	}
 	return append(append([]string(nil), s.Self.Reasons...), s.Unjudged...)
 }
 

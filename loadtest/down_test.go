@@ -1,0 +1,53 @@
+package loadtest_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/headroom-dev/headroom/loadtest"
+)
+
+// downCheck is a check that saw a component of the system stop.
+type downCheck struct{ err error }
+
+func (c downCheck) String() string                      { return "no component stopped" }
+func (c downCheck) Validate([]string) error             { return nil }
+func (c downCheck) Evaluate(*loadtest.StepResult) error { return c.err }
+
+// A target that died during the hold failed, whatever the harness saw
+// after: the proxy of its container exiting, its users retrying, the
+// generator late under their retries. Those stay on record but void
+// nothing; without the death they would.
+func TestTargetDownIsABreachNotInvalid(t *testing.T) {
+	harness := []string{"harness fault: Docker's userland proxy of relay's published port exited",
+		"the generator started requests late: schedule lag p99 190ms > 50ms (1213 started later than that)"}
+	oom := fmt.Errorf("%w: relay stopped unexpectedly: killed by the kernel OOM killer", loadtest.ErrSystemDown)
+	for _, tc := range []struct {
+		name    string
+		err     error
+		verdict loadtest.Verdict
+	}{
+		// Killed by the OOM killer mid-hold: a breach.
+		{"died", oom, loadtest.Fail},
+		// A plain breach beside harness faults: the harness voids it.
+		{"breached", errors.New("p95 of call < 15s: measured 20s"), loadtest.Invalid},
+		// Nothing violated, the harness faulted: invalid.
+		{"healthy", nil, loadtest.Invalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &loadtest.StepResult{Step: loadtest.Step{Level: 4000}, Self: loadtest.SelfCheckResult{Reasons: harness}}
+			loadtest.Judge([]loadtest.Check{downCheck{tc.err}}, s)
+			assert.Equal(t, tc.verdict, s.Verdict)
+			assert.Equal(t, tc.verdict == loadtest.Fail, s.Down)
+			assert.Equal(t, harness, s.Self.Reasons, "kept on record")
+			res := &loadtest.Result{Plan: loadtest.PlanInfo{Kind: "ladder"}, Steps: []*loadtest.StepResult{s}}
+			res.Summarise()
+			err := res.Err()
+			assert.Equal(t, tc.verdict == loadtest.Invalid, errors.Is(err, loadtest.ErrInvalid), "%v", err)
+			assert.Equal(t, tc.verdict == loadtest.Fail, errors.Is(err, loadtest.ErrBreach), "%v", err)
+		})
+	}
+}
