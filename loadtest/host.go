@@ -26,6 +26,7 @@ type hostSampler struct {
 	read func() (hostTimes, bool)
 	cpus int // the host's cores, read once
 	last hostTimes
+	at   time.Time // when last was read, by the run's clock
 	ok   bool
 }
 
@@ -38,27 +39,34 @@ func newHostSampler() *hostSampler {
 }
 
 // minHostTicks is the least CPU time, in clock ticks per core, that a host
-// sample must span: shorter, the ticks are too coarse to tell a share (and
-// a run in virtual time, whose sampling intervals take no real time, is
-// not measured).
+// sample must span: shorter, the ticks are too coarse to tell a share.
 const minHostTicks = 50
 
+// ticksPerSecond is /proc/stat's clock (USER_HZ), 100 on Linux.
+const ticksPerSecond = 100
+
 // Sample implements Sampler: "host" "cpu_busy" and "cpu_steal" in cores.
-func (h *hostSampler) Sample(_ context.Context, _ time.Time) ([]Measurement, error) {
+// An interval whose ticks do not match the run's clock — a run in virtual
+// time (testing/synctest), whose intervals take no real time — is not
+// measured.
+func (h *hostSampler) Sample(_ context.Context, at time.Time) ([]Measurement, error) {
 	now, ok := h.read()
 	if !ok {
 		return nil, nil
 	}
-	prev, had := h.last, h.ok
+	prev, had, since := h.last, h.ok, at.Sub(h.at)
+	cores := float64(max(1, now.cpus))
 	d := now.total - prev.total
-	if had && d < minHostTicks*float64(max(1, now.cpus)) {
+	if had && d < minHostTicks*cores && since < time.Duration(minHostTicks)*time.Second/ticksPerSecond*4 {
 		return nil, nil // keep the earlier reading: the interval grows
 	}
-	h.last, h.ok = now, true
+	h.last, h.at, h.ok = now, at, true
 	if !had || d <= 0 {
 		return nil, nil
 	}
-	cores := float64(now.cpus)
+	if clock := since.Seconds() * ticksPerSecond * cores; d < clock/2 || d > clock*2 {
+		return nil, nil // another clock than the host's: virtual time
+	}
 	return []Measurement{
 		{Component: "host", Metric: "cpu_busy", Unit: "cores", Value: (now.busy - prev.busy) / d * cores},
 		{Component: "host", Metric: "cpu_steal", Unit: "cores", Value: (now.steal - prev.steal) / d * cores},

@@ -23,23 +23,35 @@ func TestParseProcStat(t *testing.T) {
 }
 
 // The host's busy and stolen cores, averaged between samples, from its CPU
-// times; an interval too short to tell is skipped until it is long enough.
+// times; an interval too short to tell is skipped until it is long enough,
+// and one whose ticks do not match the run's clock (virtual time) is not
+// measured.
 func TestHostSampler(t *testing.T) {
-	readings := []hostTimes{
-		{busy: 0, steal: 0, total: 0, cpus: 2},
-		{busy: 10, steal: 1, total: 20, cpus: 2},    // 20 ticks over 2 cores: too short
-		{busy: 150, steal: 40, total: 200, cpus: 2}, // since the first: 200 ticks
+	t0 := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	readings := []struct {
+		at time.Time
+		ht hostTimes
+	}{
+		{t0, hostTimes{busy: 0, steal: 0, total: 0, cpus: 2}},
+		{t0.Add(100 * time.Millisecond), hostTimes{busy: 10, steal: 1, total: 20, cpus: 2}}, // 20 ticks over 2 cores: too short
+		{t0.Add(time.Second), hostTimes{busy: 150, steal: 40, total: 200, cpus: 2}},         // since the first: 200 ticks in 1 s
+		{t0.Add(6 * time.Second), hostTimes{busy: 160, steal: 40, total: 220, cpus: 2}},     // 5 s of the run's clock, 0.1 s of the host's
 	}
 	i := 0
-	h := &hostSampler{read: func() (hostTimes, bool) { r := readings[i]; i++; return r, true }}
-	ms, _ := h.Sample(context.Background(), time.Time{})
-	assert.Empty(t, ms, "the first reading only starts the interval")
-	ms, _ = h.Sample(context.Background(), time.Time{})
-	assert.Empty(t, ms, "too short an interval")
-	ms, _ = h.Sample(context.Background(), time.Time{})
+	h := &hostSampler{read: func() (hostTimes, bool) { return readings[i].ht, true }}
+	sample := func() []Measurement {
+		ms, err := h.Sample(context.Background(), readings[i].at)
+		require.NoError(t, err)
+		i++
+		return ms
+	}
+	assert.Empty(t, sample(), "the first reading only starts the interval")
+	assert.Empty(t, sample(), "too short an interval")
+	ms := sample()
 	require.Len(t, ms, 2)
 	assert.InDelta(t, 1.5, ms[0].Value, 1e-9, "busy: 150 of 200 ticks of 2 cores")
 	assert.InDelta(t, 0.4, ms[1].Value, 1e-9, "steal: 40 of 200 ticks of 2 cores")
+	assert.Empty(t, sample(), "virtual time: the ticks do not match the clock")
 }
 
 // A step whose host was busy with other work, or whose cores the

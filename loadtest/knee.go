@@ -156,8 +156,8 @@ func (k Knee) Conclude(done []*StepResult) string {
 func (k Knee) decide(done []*StepResult) (float64, string) {
 	st := k.state(done)
 	if st.invalid != nil {
-		return 0, fmt.Sprintf("search stopped: the probe at %g was %s (%s); the generator, not the target, was the limit — give the generator more CPU or lower the level",
-			st.invalid.Step.Level, st.invalid.Verdict, firstOr(st.invalid.Self.Reasons, "interrupted"))
+		return 0, fmt.Sprintf("search stopped: the probe at %g was %s (%s); a knee beyond it would be the harness's, not the target's — mend that first (the reason says how), then search again",
+			st.invalid.Step.Level, st.invalid.Verdict, firstOr(st.invalid.invalidReasons(), "interrupted"))
 	}
 	if n := len(st.levels); n > 0 {
 		last := st.levels[n-1]

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/dist"
 )
 
 // queue is a synthetic system: one server that takes 1/capacity seconds
@@ -236,5 +237,37 @@ func TestCancelledRunResultIsPartial(t *testing.T) {
 		require.Len(t, got.Steps, 2)
 		assert.Equal(t, loadtest.Incomplete, got.Steps[1].Verdict)
 		assert.InDelta(t, 300, got.Steps[1].Kind("get").Total(), 5, "1.5 s of step 2 at 200/s was kept")
+	})
+}
+
+// A probe from zero waits for the requests still in flight after the stop
+// only as long as its ramp cannot: each is given Drain from the stop, of
+// which the ramp counts. Requests that ignore cancellation (the lean HTTP
+// client's run to their deadline) once held every knee probe's return to
+// zero for the whole Drain, the upstream's slowest answers.
+func TestFromZeroCountsTheRampInTheDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		deaf := func(context.Context) loadtest.Response { // a slow answer that ignores cancellation
+			time.Sleep(30 * time.Second)
+			return loadtest.Response{Outcome: loadtest.OK}
+		}
+		w := &loadtest.Users{Kinds: []string{"slow"}, Behavior: func(u *loadtest.User) {
+			for u.Think(dist.Uniform[time.Duration]{Min: time.Second, Max: 9 * time.Second}) {
+				u.Do("slow", deaf)
+			}
+		}}
+		zero := func(ramp time.Duration) float64 {
+			res := run(t, loadtest.Scenario{Workload: w, Drain: 40 * time.Second, SelfCheck: loadtest.SelfCheck{MaxDrift: -1},
+				Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: 10, Hold: 10 * time.Second}, {Level: 10, Ramp: ramp, Hold: 10 * time.Second, FromZero: true}}}})
+			for _, p := range res.Timeline.Phases {
+				if p.Name == "zero" {
+					return p.To - p.From
+				}
+			}
+			t.Fatal("no return to zero")
+			return 0
+		}
+		assert.InDelta(t, 5, zero(35*time.Second), 0.5, "40 s of drain, 35 of them in the ramp")
+		assert.InDelta(t, 30, zero(time.Second), 8, "a short ramp: the requests' own (up to 30 s), within the 39 left")
 	})
 }

@@ -19,8 +19,11 @@ type Step struct {
 	// Hold is how long the level is held and measured; must be > 0.
 	Hold time.Duration
 	// FromZero makes the step start from no load: the workload is brought
-	// to zero and its requests drained before the ramp. Knee probes use it
-	// so that every probe is independent of the one before.
+	// to zero and its requests drained before the ramp, each given up to
+	// Scenario.Drain from the stop, of which the ramp counts (a request
+	// still in flight when the ramp begins ends before the hold does).
+	// Knee probes use it so that every probe is independent of the one
+	// before.
 	FromZero bool
 }
 

@@ -373,7 +373,7 @@ func (r *runner) run(ctx context.Context) error {
 		if step.FromZero && level > 0 {
 			r.setPhase(i, "zero", 0)
 			drv.Ramp(0, 0)
-			r.quiesce(ctx, drv)
+			r.quiesce(ctx, drv, r.s.Drain-step.Ramp)
 			level = 0
 		}
 		r.setPhase(i, "ramp", step.Level)
@@ -470,9 +470,9 @@ func (r *runner) record(sr *StepResult) {
 	}
 }
 
-// quiesce waits (up to Drain) until nothing is in flight.
-func (r *runner) quiesce(ctx context.Context, drv Driver) {
-	deadline := time.Now().Add(r.s.Drain)
+// quiesce waits (up to most) until nothing is in flight.
+func (r *runner) quiesce(ctx context.Context, drv Driver, most time.Duration) {
+	deadline := time.Now().Add(most)
 	for drv.InFlight() > 0 && time.Now().Before(deadline) && sleep(ctx, 10*time.Millisecond) {
 	}
 }
