@@ -3,7 +3,20 @@
 GO      ?= go
 PKGS    ?= ./...
 # Knobs of the load scenarios (see README): USERS, RAMP, HOLD, GAP, ...
-LOADRUN ?= TestLoad_Smoke
+# RUN is the scenario `make scenario` runs at full size.
+RUN     ?= TestLoad_Smoke
+# The main job: seed 000's knee search on one relay pod of POD_CPUS and
+# POD_MEMORY, a shape this 2-core machine can take to its limit, with a
+# plan sized to end in about six minutes: probes from 1,500 users growing
+# ×1.5, each ramped 30 s and held 20 s, bisected to ±25%, at most four;
+# the upstream's slowest answers capped at 20 s (calls over the 15 s bar
+# either way), so that a probe drains quickly. Each knob can be set in the
+# environment (START=1000 make load).
+POD_CPUS   ?= 0.5
+POD_MEMORY ?= 64MiB
+KNEE_KNOBS  = START=$${START:-1500} FACTOR=$${FACTOR:-1.5} MAX=$${MAX:-6000} PRECISION=$${PRECISION:-0.25} \
+              PROBES=$${PROBES:-4} RAMP=$${RAMP:-30s} HOLD=$${HOLD:-20s} UPSTREAM_CAP=$${UPSTREAM_CAP:-20s} \
+              LOADTEST_DB=$${LOADTEST_DB:-postgres} LOADTEST_ERA=$${LOADTEST_ERA:-handshake}
 # Linters, fetched from the Go module proxy on first use.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ACTIONLINT  ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
@@ -16,7 +29,7 @@ ABFLAGS ?= -short
 # regression sought (20% finds a ×1.4 one); noise below it is no change.
 MATTERS ?= 20%
 
-.PHONY: help deps test unit scenarios-short load images bench bench-deps lint clean-results report ab bisect bisect-step history history-add
+.PHONY: help deps test unit scenarios-short load smoke scenario images bench bench-deps lint clean-results report ab bisect bisect-step history history-add
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -31,8 +44,15 @@ scenarios-short: images ## every load scenario in -short mode (under a minute of
 	$(GO) test -tags load -short -count=1 -timeout 30m -v ./loadtest/scenarios/
 	cd examples/centrifugo && $(GO) test -tags load -short -count=1 -timeout 30m -v ./...
 
-load: images ## the main job: the smoke scenario at full size (knobs: USERS, RAMP, HOLD, LOADTEST_BACKEND)
-	$(GO) test -tags load -count=1 -timeout 2h -v -run '$(LOADRUN)' ./loadtest/scenarios/
+load: images ## the main job: how many users one relay pod (POD_CPUS, POD_MEMORY) holds — the gateway knee search, ending where it gives out
+	$(KNEE_KNOBS) LOADTEST_TARGET_CPUS=$(POD_CPUS) LOADTEST_TARGET_MEMORY=$(POD_MEMORY) \
+	  $(GO) test -tags load -count=1 -timeout 1h -v -run 'TestLoad_GatewayKnee' ./loadtest/scenarios/
+
+smoke: images ## the smoke ladder at full size: 200, 400, 800 users, each ramped 30 s and held 90 s (knobs: USERS, RAMP, HOLD, LOADTEST_BACKEND)
+	$(GO) test -tags load -count=1 -timeout 2h -v -run 'TestLoad_Smoke' ./loadtest/scenarios/
+
+scenario: images ## one scenario at full size: make scenario RUN='TestLoad_Smoke/backend=docker/db=postgres' (knobs in the environment)
+	$(GO) test -tags load -count=1 -timeout 2h -v -run '$(RUN)' ./loadtest/scenarios/
 
 deps: ## install what a fresh Debian machine lacks: PostgreSQL's server binaries and PgBouncer (the local backend and the images use them)
 	@{ ls /usr/lib/postgresql/*/bin/initdb && { command -v pgbouncer || ls /usr/sbin/pgbouncer; }; } >/dev/null 2>&1 || { \

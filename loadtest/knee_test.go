@@ -2,6 +2,7 @@ package loadtest_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -269,5 +270,31 @@ func TestFromZeroCountsTheRampInTheDrain(t *testing.T) {
 		}
 		assert.InDelta(t, 5, zero(35*time.Second), 0.5, "40 s of drain, 35 of them in the ramp")
 		assert.InDelta(t, 30, zero(time.Second), 8, "a short ramp: the requests' own (up to 30 s), within the 39 left")
+	})
+}
+
+// Before every probe from zero the system is restored (Scenario.Reset): a
+// probe that killed the target must not leave the next one a dead target,
+// whose failure would pass for a knee. A restore that fails stops the run,
+// keeping what was measured.
+func TestResetBeforeEveryProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls []int
+		s := kneeScenario(730, loadtest.Knee{Start: 100, Factor: 1.5, Max: 10_000, Hold: 10 * time.Second})
+		s.Reset = func(context.Context) ([]string, error) {
+			calls = append(calls, len(calls))
+			return []string{"relay"}, nil
+		}
+		res := run(t, s)
+		assert.Len(t, calls, len(res.Steps)-1, "before every probe but the first")
+
+		s.Reset = func(context.Context) ([]string, error) { return nil, errors.New("relay did not start") }
+		res, err := loadtest.Run(context.Background(), s)
+		require.ErrorContains(t, err, "restoring the system before step 2: relay did not start")
+		require.NotNil(t, res)
+		assert.Len(t, res.Steps, 1, "the first probe is kept")
+		assert.True(t, res.Partial)
+		assert.Equal(t, loadtest.Incomplete, res.Verdict)
+		assert.Contains(t, res.Conclusion, "relay did not start")
 	})
 }

@@ -36,6 +36,10 @@ type StepResult struct {
 	// Start and End bound the hold, the only time measured.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
+	// Drained is when the hold's requests had been answered (or given up
+	// on) and the step was judged: what broke before then broke under the
+	// step's load.
+	Drained time.Time `json:"drained,omitzero"`
 	// Offered is the load asked of the target in requests per second: the
 	// arrivals scheduled (open model) or the requests users began.
 	Offered float64 `json:"offered_per_s"`

@@ -121,7 +121,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 	require.NoError(t, err)
 	res := loadtest.Test(t, loadtest.Scenario{
 		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: rk.kind, Weight: 1, Do: do}}, MaxInFlight: inFlight},
-		Plan:     plan, Seed: seedN,
+		Plan:     plan, Seed: seedN, Reset: stack.Revive,
 		Checks: []loadtest.Check{
 			loadtest.FailuresBelow(rk.kind, 0.005),
 			loadtest.NoDropped(),
