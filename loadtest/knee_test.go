@@ -298,3 +298,27 @@ func TestResetBeforeEveryProbe(t *testing.T) {
 		assert.Contains(t, res.Conclusion, "relay did not start")
 	})
 }
+
+// A probe from zero starts its users anew even when the drain leaves no
+// time to wait for requests (Drain shorter than the ramp): the users of
+// the probe before are stopped first. Once they were kept, connected and
+// in phase, when the ramp to the next level followed the stop at once.
+func TestFromZeroStartsUsersAnew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		starts := 0
+		w := &loadtest.Users{Kinds: []string{"get"}, Behavior: func(u *loadtest.User) {
+			mu.Lock()
+			starts++
+			mu.Unlock()
+			for u.Think(dist.Exponential[time.Duration]{Mean: time.Second}) {
+				u.Do("get", sleeper(10*time.Millisecond))
+			}
+		}}
+		run(t, loadtest.Scenario{Workload: w, Drain: 5 * time.Second,
+			Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: 10, Hold: 10 * time.Second}, {Level: 8, Ramp: 10 * time.Second, Hold: 10 * time.Second, FromZero: true}}}})
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, 18, starts, "10 users, then 8 new ones")
+	})
+}

@@ -490,8 +490,21 @@ func (r *runner) record(sr *StepResult) {
 	}
 }
 
-// quiesce waits (up to most) until nothing is in flight.
+// settler is a driver that reaches a level after Ramp returns: modeled
+// users are started and stopped one at a time by a goroutine of their own.
+type settler interface {
+	// Running returns the level reached: the users running.
+	Running() float64
+}
+
+// quiesce waits until the driver has reached zero (its users stopped,
+// however long their last requests take) and then, up to most, until
+// nothing is in flight.
 func (r *runner) quiesce(ctx context.Context, drv Driver, most time.Duration) {
+	if st, ok := drv.(settler); ok {
+		for st.Running() > 0 && sleep(ctx, time.Millisecond) {
+		}
+	}
 	deadline := time.Now().Add(most)
 	for drv.InFlight() > 0 && time.Now().Before(deadline) && sleep(ctx, 10*time.Millisecond) {
 	}

@@ -261,8 +261,10 @@ type users struct {
 	cancel context.CancelCauseFunc
 	// global is the number of users of the whole run (all shards) the
 	// control loop has started and not stopped; users 0..global-1 run,
-	// the shard's own among them here.
-	global int
+	// the shard's own among them here. running mirrors it for other
+	// goroutines.
+	global  int
+	running atomic.Int64
 
 	mu       sync.Mutex
 	active   []context.CancelFunc // the shard's running users, by ID ascending
@@ -275,6 +277,9 @@ func (d *users) Ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, t
 func (d *users) rampAt(level float64, dur time.Duration, at time.Time) { d.lvl.set(level, dur, at) }
 
 func (d *users) InFlight() int64 { return d.inflight.Load() }
+
+// Running implements settler: the users started and not stopped.
+func (d *users) Running() float64 { return float64(d.running.Load()) }
 
 func (d *users) Stop() {
 	d.cancel(errStopped)
@@ -326,11 +331,13 @@ func (d *users) control() {
 		}
 		if n < target {
 			d.global++
+			d.running.Store(int64(d.global))
 			if d.shard.owns(uint64(n)) {
 				d.startUser(n)
 			}
 		} else {
 			d.global--
+			d.running.Store(int64(d.global))
 			if d.shard.owns(uint64(d.global)) {
 				d.stopUser()
 			}
