@@ -97,9 +97,26 @@ func (c Latency) Evaluate(s *StepResult) error {
 			c, ErrInsufficientData, n, c.Kind, need, formatPercentile(c.Percentile))
 	}
 	if got := k.Percentile(c.Percentile); got >= c.Bound {
-		return fmt.Errorf("%s: measured %v", c, got.Round(time.Microsecond))
+		// The interval says how sure the breach is: a p95 of a few hundred
+		// samples of a long-tailed latency moves by a third.
+		lo, hi := k.PercentileBounds(c.Percentile, 1.96)
+		return fmt.Errorf("%s: measured %v (95%% interval %v–%v, %d samples)", c, got.Round(time.Microsecond),
+			roundLatency(lo), roundLatency(hi), k.Answered())
 	}
 	return nil
+}
+
+// roundLatency rounds d to about three significant digits.
+func roundLatency(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
 }
 
 // Rate checks that the share of Kind's requests ending in Outcome stays
