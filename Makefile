@@ -7,15 +7,15 @@ PKGS    ?= ./...
 RUN     ?= TestLoad_Smoke
 # The main job: seed 000's knee search on one relay pod of POD_CPUS and
 # POD_MEMORY, a shape this 2-core machine can take to its limit, with a
-# plan sized to end in about eight minutes: probes from 1,500 users
+# plan sized to end in about seven minutes: probes from 1,500 users
 # growing ×1.5, each ramped 30 s and held 40 s (a p95 of a thousand calls
-# of a long-tailed upstream is good to about ±15%), bisected to ±20%, at
+# of a long-tailed upstream is good to about ±15%), bisected to ±25%, at
 # most five; the upstream's slowest answers capped at 20 s (calls over the
 # 15 s bar either way), so that a probe drains quickly. Each knob can be
 # set in the environment (START=1000 make load).
 POD_CPUS   ?= 0.5
 POD_MEMORY ?= 64MiB
-KNEE_KNOBS  = START=$${START:-1500} FACTOR=$${FACTOR:-1.5} MAX=$${MAX:-6000} PRECISION=$${PRECISION:-0.2} \
+KNEE_KNOBS  = START=$${START:-1500} FACTOR=$${FACTOR:-1.5} MAX=$${MAX:-6000} PRECISION=$${PRECISION:-0.25} \
               PROBES=$${PROBES:-5} RAMP=$${RAMP:-30s} HOLD=$${HOLD:-40s} UPSTREAM_CAP=$${UPSTREAM_CAP:-20s} \
               LOADTEST_DB=$${LOADTEST_DB:-postgres} LOADTEST_ERA=$${LOADTEST_ERA:-handshake}
 # Linters, fetched from the Go module proxy on first use.

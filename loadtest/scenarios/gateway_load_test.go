@@ -40,6 +40,17 @@ func relaySamplers(stack *fixtures.Stack) []loadtest.Sampler {
 		}, prom.GoRuntime...)})
 }
 
+// afterProbes logs every component that stopped during a search, and so
+// reads them: a knee search takes the target to its limit on purpose, and
+// a relay that dies seconds after its last probe was judged, under that
+// probe's requests, is its aftermath, not a failure nobody saw (which
+// fixtures report at teardown).
+func afterProbes(t *testing.T, stack *fixtures.Stack) {
+	for _, f := range stack.Failures() {
+		t.Logf("during the search, at %s: %s stopped: %s", f.At.Format(time.TimeOnly), f.Component, f.Reason)
+	}
+}
+
 // populate seeds users users (each with the seed's five connectors to the
 // stack's mock upstream) and rows recorded tool calls over the month
 // before now.

@@ -84,6 +84,7 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 		Reset: stack.Revive, // a probe that killed the relay does not leave the next a dead one
 	})
 	t.Log(res.Ceiling())
+	afterProbes(t, stack)
 	if err := res.Err(); err != nil {
 		t.Error(err)
 	}

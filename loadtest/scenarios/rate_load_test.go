@@ -132,6 +132,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 		Drain: 10 * time.Second,
 	})
 	t.Log(res.Ceiling())
+	afterProbes(t, stack)
 	if err := res.Err(); err != nil {
 		t.Error(err)
 	}
