@@ -262,7 +262,8 @@ func TestMarkdownReport(t *testing.T) {
 	res := synthetic([]float64{3000, 9281}, []float64{1, 2}, 0.0, 3000, env)
 	res.Model = "users"
 	res.Provenance.Command = "go test -tags load -run TestX ./loadtest/scenarios"
-	res.Steps[0].Resources = []SeriesSummary{{Component: "relay", Metric: "cpu", Mean: 0.22}, {Component: "relay", Metric: "memory", Max: 272 << 20}}
+	res.Steps[0].Resources = []SeriesSummary{{Component: "relay", Metric: "cpu", Mean: 0.22}, {Component: "relay", Metric: "memory", Max: 272 << 20},
+		{Component: "host", Metric: "cpu_busy", Unit: "cores", Mean: 0.5}} // the host's: no column
 	res.Steps[1].Verdict = Fail
 	res.Steps[1].Violations = []string{"p95 of get < 15s: measured 17s"}
 	res.summarise()

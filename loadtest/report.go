@@ -49,7 +49,7 @@ func (res *Result) Markdown() string {
 	p("%s", shardLines(res))
 
 	primary := res.PrimaryKind()
-	comps := res.components()
+	comps := res.Components()
 	p("| %s | Requests/s | Median | 95%% | 99%% | Errors |", unit)
 	for _, c := range comps {
 		p(" %s CPU / memory |", c)
@@ -248,13 +248,20 @@ func (res *Result) PrimaryKind() string {
 
 // components lists the sampled components other than the generator, in
 // order of appearance, then the generator.
-func (res *Result) components() []string {
+// Components returns the sampled components other than the generator, in
+// order of appearance, then the generator: the columns of a report's step
+// table. The host's own series (its busy and stolen cores, see
+// SelfCheck.MaxHostOther) are no component.
+func (res *Result) Components() []string {
 	var out []string
 	gen := false
 	for _, s := range res.Steps {
 		for _, r := range s.Resources {
 			if r.Component == "generator" {
 				gen = true
+				continue
+			}
+			if r.Component == "host" {
 				continue
 			}
 			if !slices.Contains(out, r.Component) {

@@ -423,25 +423,7 @@ func describePlan(p loadtest.PlanInfo) string {
 
 // components lists the sampled components other than the generator, in
 // order of appearance, then the generator.
-func components(res *loadtest.Result) []string {
-	var out []string
-	gen := false
-	for _, s := range res.Steps {
-		for _, r := range s.Resources {
-			if r.Component == "generator" {
-				gen = true
-				continue
-			}
-			if !slices.Contains(out, r.Component) {
-				out = append(out, r.Component)
-			}
-		}
-	}
-	if gen {
-		out = append(out, "generator")
-	}
-	return out
-}
+func components(res *loadtest.Result) []string { return res.Components() }
 
 func resourceCell(s *loadtest.StepResult, component string) string {
 	cpu, mem := "–", "–"
