@@ -51,9 +51,12 @@ func TestMockUpstreamVendor(t *testing.T) {
 		failed := d.count(t, `SELECT count(*) FROM tasks WHERE mission_id = $1 AND status = 'failed'`, id)
 		assert.Positive(t, failed)
 		assert.Zero(t, d.count(t, `SELECT count(*) FROM attempts WHERE outcome = 'ok'`), "a 503 is no answer")
-		assert.Equal(t, d.count(t, `SELECT count(*) FROM attempts`),
-			d.count(t, `SELECT count(*) FROM attempts WHERE outcome = 'error' AND error LIKE '%503%'`), "every attempt failed on the 503")
-		assert.Equal(t, 2*failed, d.count(t, `SELECT count(*) FROM attempts WHERE task_id IN (SELECT id FROM tasks WHERE status = 'failed')`),
+		// Each in one statement: a runner may still claim a task the
+		// failed mission left queued, and counts taken apart would see
+		// its attempt in one and not the other.
+		assert.Zero(t, d.count(t, `SELECT count(*) FROM attempts WHERE outcome <> 'running' AND NOT (outcome = 'error' AND error LIKE '%503%')`),
+			"every attempt failed on the 503")
+		assert.Zero(t, d.count(t, `SELECT count(*) FROM tasks t WHERE t.status = 'failed' AND (SELECT count(*) FROM attempts a WHERE a.task_id = t.id) <> 2`),
 			"a failed task was tried ORCH_MAX_ATTEMPTS times")
 	})
 }
