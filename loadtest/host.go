@@ -11,8 +11,12 @@ import (
 // work ran on the machine, or while the hypervisor gave its cores to the
 // machine's neighbours (CPU steal), measured the contention, not the
 // target: seed 004 stopped its other workloads before measuring. The host
-// sampler reads the machine's CPU accounting; a step whose hold saw too
-// much of either is invalid, naming the cause.
+// sampler reads the machine's CPU accounting; a hold that saw too much of
+// either casts a doubt on the step (SelfCheckResult.Doubts), naming the
+// cause. Contention only takes from the target, so it voids a breach —
+// which may be the neighbours' — and leaves a pass standing: a shared CI
+// runner whose hypervisor takes an eighth of its cores still proves that
+// the target holds its level, never that it cannot.
 
 // hostTimes is the host's CPU time in clock ticks, all cores together.
 type hostTimes struct {
@@ -92,20 +96,20 @@ func hostLoad(rs []SeriesSummary) (steal, other float64, ok bool) {
 	return steal, math.Max(0, busy-run), ok
 }
 
-// hostReasons returns why the host voids the step: steal or other work
-// beyond their bounds (fractions of the host's cores).
-func (c SelfCheck) hostReasons(sc SelfCheckResult) []string {
+// hostDoubts returns why the host casts a doubt on the step: steal or
+// other work beyond their bounds (fractions of the host's cores).
+func (c SelfCheck) hostDoubts(sc SelfCheckResult) []string {
 	if sc.HostCores <= 0 {
 		return nil
 	}
 	cores := float64(sc.HostCores)
 	var out []string
 	if c.MaxHostSteal > 0 && sc.HostSteal > c.MaxHostSteal*cores {
-		out = append(out, fmt.Sprintf("the host's hypervisor took %.2f of its %d cores during the hold (CPU steal; bound %.0f%%): the machine's neighbours were busy — run again later, or on a dedicated host",
+		out = append(out, fmt.Sprintf("the host's hypervisor took %.2f of its %d cores during the hold (CPU steal; bound %.0f%%): the machine's neighbours were busy — run again later, or on a dedicated host, to tell whether the target or the machine gave out",
 			sc.HostSteal, sc.HostCores, c.MaxHostSteal*100))
 	}
 	if c.MaxHostOther > 0 && sc.HostOther > c.MaxHostOther*cores {
-		out = append(out, fmt.Sprintf("the host was busy with other work: processes outside the run used %.2f of its %d cores during the hold (bound %.0f%%) — stop other workloads on this machine before measuring, or run where nothing else runs",
+		out = append(out, fmt.Sprintf("the host was busy with other work: processes outside the run used %.2f of its %d cores during the hold (bound %.0f%%) — stop other workloads on this machine before measuring, or run where nothing else runs, to tell whether the target or the machine gave out",
 			sc.HostOther, sc.HostCores, c.MaxHostOther*100))
 	}
 	return out

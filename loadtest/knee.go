@@ -157,7 +157,7 @@ func (k Knee) decide(done []*StepResult) (float64, string) {
 	st := k.state(done)
 	if st.invalid != nil {
 		return 0, fmt.Sprintf("search stopped: the probe at %g was %s (%s); a knee beyond it would be the harness's, not the target's — mend that first (the reason says how), then search again",
-			st.invalid.Step.Level, st.invalid.Verdict, firstOr(st.invalid.invalidReasons(), "interrupted"))
+			st.invalid.Step.Level, st.invalid.Verdict, firstOr(st.invalid.InvalidReasons(), "interrupted"))
 	}
 	if n := len(st.levels); n > 0 {
 		last := st.levels[n-1]

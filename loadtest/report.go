@@ -180,11 +180,11 @@ func (res *Result) Ceiling() string {
 	for _, s := range res.Steps {
 		if s.Verdict == Invalid && res.Capacity == 0 {
 			return fmt.Sprintf("No capacity found: the generator or the harness reached its limit first at %s (%s).",
-				FormatLevel(s.Step.Level), firstOr(s.invalidReasons(), "invalid"))
+				FormatLevel(s.Step.Level), firstOr(s.InvalidReasons(), "invalid"))
 		}
 		if s.Verdict == Invalid {
 			return fmt.Sprintf("Capacity is a lower bound, ≥ %s: the generator or the harness reached its limit first at %s (%s).",
-				lvl, FormatLevel(s.Step.Level), firstOr(s.invalidReasons(), "invalid"))
+				lvl, FormatLevel(s.Step.Level), firstOr(s.InvalidReasons(), "invalid"))
 		}
 	}
 	if res.FirstFailure == 0 {
@@ -296,7 +296,7 @@ func stepOutcome(s *StepResult) string {
 	case len(s.Violations) > 0 && s.Verdict == Fail:
 		return "breach — " + strings.ReplaceAll(s.Violations[0], "|", "/")
 	case s.Verdict == Invalid:
-		return "invalid — " + strings.ReplaceAll(firstOr(s.invalidReasons(), ""), "|", "/")
+		return "invalid — " + strings.ReplaceAll(firstOr(s.InvalidReasons(), ""), "|", "/")
 	}
 	return string(s.Verdict)
 }

@@ -318,7 +318,7 @@ func (res *Result) Err() error {
 		if s.Verdict == Fail && !knee && len(s.Saturated) > 0 {
 			add(ErrBreach, "%s: near its limit: %s", at, strings.Join(s.Saturated, "; "))
 		}
-		for _, v := range s.invalidReasons() {
+		for _, v := range s.InvalidReasons() {
 			add(ErrInvalid, "%s is invalid: %s", at, v)
 		}
 	}
@@ -346,7 +346,7 @@ func (res *Result) Err() error {
 func (res *Result) Invalid() []string {
 	var out []string
 	for _, s := range res.Steps {
-		for _, r := range s.invalidReasons() {
+		for _, r := range s.InvalidReasons() {
 			out = append(out, fmt.Sprintf("step %d (level %g): %s", s.Index+1, s.Step.Level, r))
 		}
 	}

@@ -28,8 +28,18 @@ func sleeper(d time.Duration) func(context.Context) loadtest.Response {
 	}
 }
 
+// run runs s. The host's contention is judged in the host's tests; here,
+// where tests judge the core's mechanics, a shared runner's CPU steal must
+// not turn an expected breach into "invalid", so a scenario that leaves
+// the host's bounds to their defaults is run without them.
 func run(t *testing.T, s loadtest.Scenario) *loadtest.Result {
 	t.Helper()
+	if s.SelfCheck.MaxHostSteal == 0 {
+		s.SelfCheck.MaxHostSteal = -1
+	}
+	if s.SelfCheck.MaxHostOther == 0 {
+		s.SelfCheck.MaxHostOther = -1
+	}
 	res, err := loadtest.Run(t.Context(), s)
 	require.NoError(t, err)
 	require.NotNil(t, res)

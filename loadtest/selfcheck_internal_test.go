@@ -88,3 +88,18 @@ func TestShortRunScheduleLagBound(t *testing.T) {
 	shortDefaults(&off, true)
 	assert.Equal(t, time.Duration(-1), off.SelfCheck.MaxScheduleLag)
 }
+
+// A -short run of Test records the host but does not judge it, unless the
+// scenario set its own bounds; a full-size run judges it.
+func TestShortRunHostNotJudged(t *testing.T) {
+	busy := SelfCheckResult{HostCores: 2, HostSteal: 0.5, HostOther: 1}
+	full := Scenario{}
+	shortDefaults(&full, false)
+	assert.Len(t, full.SelfCheck.withDefaults().hostDoubts(busy), 2, "a full-size run")
+	short := Scenario{}
+	shortDefaults(&short, true)
+	assert.Empty(t, short.SelfCheck.withDefaults().hostDoubts(busy), "a -short run")
+	own := Scenario{SelfCheck: SelfCheck{MaxHostSteal: 0.2}}
+	shortDefaults(&own, true)
+	assert.Len(t, own.SelfCheck.withDefaults().hostDoubts(busy), 1, "a -short run with the scenario's own steal bound")
+}

@@ -219,7 +219,7 @@ func Judge(checks []Check, s *StepResult) {
 	case s.Verdict == Incomplete:
 	case s.Down:
 		s.Verdict = Fail // the harness's troubles after it are consequences
-	case len(s.invalidReasons()) > 0:
+	case len(s.InvalidReasons()) > 0:
 		s.Verdict = Invalid
 	case len(s.Violations) > 0:
 		s.Verdict = Fail

@@ -201,6 +201,13 @@ type SelfCheckResult struct {
 	// near their limits, harness faults reported by samplers (ErrHarness);
 	// empty when the harness was healthy.
 	Reasons []string `json:"reasons,omitempty"`
+	// Doubts says why a breach in this step may be the machine's rather
+	// than the target's: the host busy with other work, or its hypervisor
+	// taking its cores (SelfCheck.MaxHostSteal, MaxHostOther). A doubt
+	// voids a step that breached — the breach cannot be laid on the target
+	// — but not one that passed: the target held its level with less of
+	// the machine than it would have had.
+	Doubts []string `json:"doubts,omitempty"`
 }
 
 // SeriesSummary summarises one sampled series over a step's hold.
@@ -227,14 +234,19 @@ func (s *StepResult) Resource(component, metric string) *SeriesSummary {
 	return nil
 }
 
-// invalidReasons returns why the step is invalid: the generator's reasons
-// and the checks it could not judge; none when the system under test went
-// down (Down), whose breach they follow.
-func (s *StepResult) invalidReasons() []string {
+// InvalidReasons returns why the step is invalid: the harness's reasons,
+// the checks it could not judge and, when a check was violated, the
+// doubts on the machine; none when the system under test went down
+// (Down), whose breach they follow.
+func (s *StepResult) InvalidReasons() []string {
 	if s.Down {
 		return nil
 	}
-	return append(append([]string(nil), s.Self.Reasons...), s.Unjudged...)
+	out := append(append([]string(nil), s.Self.Reasons...), s.Unjudged...)
+	if len(s.Violations) > 0 {
+		out = append(out, s.Self.Doubts...)
+	}
+	return out
 }
 
 // Latencies are a kind's latency percentiles.

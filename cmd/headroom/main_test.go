@@ -130,8 +130,10 @@ func TestRunExitStatus(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	assert.Equal(t, exitPass, run(append([]string{"run"}, append(args, ok.URL)...), &stdout, &stderr), stderr.String())
 
+	// The host is not judged here: a breach on a shared runner whose
+	// hypervisor takes its cores would be invalid (exit 3), rightly.
 	stderr.Reset()
-	assert.Equal(t, exitFail, run(append([]string{"run"}, append(args, failing.URL)...), &stdout, &stderr))
+	assert.Equal(t, exitFail, run(append([]string{"run", "-host-check=false"}, append(args, failing.URL)...), &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "no successful get during the hold")
 
 	stderr.Reset()

@@ -53,6 +53,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	maxErr := fl.Float64("max-errors", 0.01, "SLO: bound on the failure rate (every outcome but ok: 4xx, 5xx, transport errors, timeouts, dropped arrivals)")
 	poisson := fl.Bool("poisson", false, "Poisson arrivals instead of constant spacing")
 	timeout := fl.Duration("timeout", 10*time.Second, "per-request timeout")
+	hostCheck := fl.Bool("host-check", true, "judge the host: a breach while the hypervisor took over 10% of its cores (CPU steal) or other processes used over 25% is invalid (exit 3); false on a runner you know to be shared")
 	conns := fl.Int("conns", 0, "maximum connections to the target (0: sized from the plan, the top rate × the slowest answer the SLO allows)")
 	caFile := fl.String("ca", "", "PEM file of a CA to trust for https (e.g. the stack's Caddy CA)")
 	insecure := fl.Bool("insecure", false, "skip TLS verification (loopback targets only)")
@@ -122,6 +123,9 @@ func runCmd(args []string, stdout io.Writer) error {
 	checks := cliChecks(kind, *p95, *p99, *maxErr)
 	params := map[string]string{"url": *target, "method": *method, "rates": *rates, "ramp": ramp.String(), "hold": hold.String(),
 		"p95": p95.String(), "p99": p99.String(), "max-errors": strconv.FormatFloat(*maxErr, 'g', -1, 64), "conns": strconv.Itoa(*conns)}
+	if !*hostCheck {
+		params["host-check"] = "false"
+	}
 	if sh.Count > 0 {
 		params["shard"] = fmt.Sprintf("%d/%d", sh.Index, sh.Count)
 	}
@@ -138,7 +142,7 @@ func runCmd(args []string, stdout io.Writer) error {
 		Logf:      func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 		Shard:     sh,
 		OnStep:    keepStep(sh, *out, *emit, stdout),
-		SelfCheck: loadtest.SelfCheck{PoolKnob: "-conns"},
+		SelfCheck: selfCheck(*hostCheck),
 	})
 	if res == nil {
 		return err
@@ -223,4 +227,14 @@ func checkLoopback(raw string, allow bool) error {
 		}
 	}
 	return nil
+}
+
+// selfCheck is the run's self-check: the pool's knob named by its flag,
+// the host judged unless -host-check=false.
+func selfCheck(host bool) loadtest.SelfCheck {
+	c := loadtest.SelfCheck{PoolKnob: "-conns"}
+	if !host {
+		c.MaxHostSteal, c.MaxHostOther = -1, -1
+	}
+	return c
 }

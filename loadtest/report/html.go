@@ -248,6 +248,9 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		sr := selfRow{Step: s.Index + 1, Level: loadtest.FormatLevel(s.Step.Level), Lag: loadtest.FormatLatency(sc.ScheduleLagP99),
 			CPU: fmt.Sprintf("%.0f%%", sc.CPU*100), Dropped: fmt.Sprint(sc.Dropped), Unfinished: fmt.Sprint(sc.Unfinished),
 			Queued: loadtest.FormatLatency(sc.QueuedP99) + " / " + loadtest.FormatLatency(sc.QueuedMax), Reasons: sc.Reasons, Saturated: s.Saturated}
+		for _, d := range sc.Doubts {
+			sr.Reasons = append(slices.Clip(sr.Reasons), "doubt (voids a breach, not a pass): "+d)
+		}
 		sr.Mem = "–"
 		if sc.Memory > 0 {
 			sr.Mem = units.BytesSize(float64(sc.Memory))
@@ -446,7 +449,7 @@ func stepOutcome(s *loadtest.StepResult) string {
 	case len(s.Violations) > 0 && s.Verdict == loadtest.Fail:
 		return strings.Join(s.Violations, "; ")
 	case s.Verdict == loadtest.Invalid:
-		return strings.Join(append(append([]string(nil), s.Self.Reasons...), s.Unjudged...), "; ")
+		return strings.Join(s.InvalidReasons(), "; ")
 	}
 	return ""
 }

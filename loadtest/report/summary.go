@@ -59,7 +59,10 @@ type StepSummary struct {
 	Violations []string        `json:"violations,omitempty"`
 	Unjudged   []string        `json:"unjudged,omitempty"`
 	Invalid    []string        `json:"invalid,omitempty"`
-	Saturated  []string        `json:"saturated,omitempty"`
+	// Doubts are the machine's troubles that void a breach but not a
+	// pass (loadtest.SelfCheckResult.Doubts).
+	Doubts    []string `json:"doubts,omitempty"`
+	Saturated []string `json:"saturated,omitempty"`
 }
 
 // LatencySummary is a kind's latency in one step, in milliseconds.
@@ -89,7 +92,7 @@ func Summarize(res *loadtest.Result) Summary {
 	for _, st := range res.Steps {
 		ss := StepSummary{Step: st.Index + 1, Level: st.Step.Level, Verdict: st.Verdict,
 			OfferedPerS: round3(st.Offered), AnsweredPerS: round3(st.Achieved), OKPerS: round3(st.Throughput),
-			Violations: st.Violations, Unjudged: st.Unjudged, Invalid: st.Self.Reasons, Saturated: st.Saturated}
+			Violations: st.Violations, Unjudged: st.Unjudged, Invalid: st.Self.Reasons, Doubts: st.Self.Doubts, Saturated: st.Saturated}
 		var total, bad int64
 		for _, k := range st.Kinds {
 			if !k.Observed {
@@ -173,7 +176,7 @@ func JUnit(results ...*loadtest.Result) ([]byte, error) {
 				c.Failure = &junitMessage{Message: firstOr(st.Violations, "a check failed"), Type: "breach",
 					Text: strings.Join(append(append([]string(nil), st.Violations...), st.Saturated...), "\n")}
 			case loadtest.Invalid:
-				reasons := append(append([]string(nil), st.Self.Reasons...), st.Unjudged...)
+				reasons := st.InvalidReasons()
 				c.Error = &junitMessage{Message: firstOr(reasons, "invalid"), Type: "invalid", Text: strings.Join(reasons, "\n")}
 			case loadtest.Incomplete:
 				c.Skipped = &junitMessage{Message: "incomplete: the run was interrupted during this step"}

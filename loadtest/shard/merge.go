@@ -152,7 +152,7 @@ func Merge(s loadtest.Scenario, results []*loadtest.Result) (*loadtest.Result, e
 func mergeStep(i, count int, common loadtest.Shard, byIndex map[int]*loadtest.Result) (*loadtest.StepResult, error) {
 	var parts []*loadtest.StepResult
 	var owners []int
-	var reasons []string
+	var reasons, doubts []string
 	for k := range count {
 		r := byIndex[k]
 		sh := loadtest.Shard{Index: k, Count: count}
@@ -172,6 +172,9 @@ func mergeStep(i, count int, common loadtest.Shard, byIndex map[int]*loadtest.Re
 		}
 		for _, why := range p.Self.Reasons {
 			reasons = append(reasons, fmt.Sprintf("%s: %s", sh, why))
+		}
+		for _, why := range p.Self.Doubts {
+			doubts = append(doubts, fmt.Sprintf("%s: %s", sh, why))
 		}
 	}
 	if len(parts) == 0 {
@@ -266,7 +269,7 @@ func mergeStep(i, count int, common loadtest.Shard, byIndex map[int]*loadtest.Re
 		}
 		out.Profiles = append(out.Profiles, p.Profiles...)
 	}
-	self.Reasons = reasons
+	self.Reasons, self.Doubts = reasons, doubts
 	for _, p := range parts {
 		if p.Verdict == loadtest.Incomplete {
 			out.Verdict = loadtest.Incomplete
