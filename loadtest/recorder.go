@@ -154,6 +154,11 @@ func (r *Recorder) finish(s span, resp Response, now time.Time, request bool) {
 		ks := s.w.stats(s.kind)
 		ks.record(lat, resp, request)
 		ks.inflight.Add(-1)
+		if request && resp.Outcome != OK {
+			if i := s.w.span.of(s.intended); i >= 0 {
+				s.w.failed[i].Add(1)
+			}
+		}
 	}
 }
 
@@ -309,6 +314,9 @@ type window struct {
 	span      *thirds
 	units     atomic.Pointer[[]*unitCounts]
 	kindCount int
+	// failed counts the requests begun in the hold's first and last
+	// thirds that ended in any outcome but OK.
+	failed [2]atomic.Int64
 }
 
 // inFlight returns the requests begun in the window and not yet ended.

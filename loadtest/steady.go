@@ -31,6 +31,13 @@ import (
 //     their time or more is left to the checks. (Per second of exposure
 //     is only a first correction: a user waits during its bursts, so a
 //     slowing target takes exposure mostly from its busiest users.)
+//   - A failing target changes what its users do without making them
+//     wait: they retry, reconnect, give up a burst. While the share of
+//     failed requests grew by a tenth or more, or was most of the last
+//     third's, no drift voids the step: the target's checks judge it (the
+//     knee's 3,375-user probe of make load, the relay at 100% of its CPU
+//     and memory and 0.6 of 11.9 requests/s answered, was voided as a
+//     drift before).
 
 // Trend is one hold's test of the load offered for a trend: requests begun
 // in the first third of the hold against those begun in the last, for all
@@ -50,6 +57,14 @@ type Trend struct {
 	// requests of no user, whose exposure is the third itself.
 	ExposureFirst float64 `json:"exposure_first,omitempty"`
 	ExposureLast  float64 `json:"exposure_last,omitempty"`
+	// FailedFirst and FailedLast count the requests of every kind begun
+	// in the first and the last third that ended in any outcome but OK;
+	// AllFirst and AllLast the requests of every kind begun there. They
+	// tell a target that failed more as the hold went on.
+	FailedFirst int64 `json:"failed_first,omitempty"`
+	FailedLast  int64 `json:"failed_last,omitempty"`
+	AllFirst    int64 `json:"all_first,omitempty"`
+	AllLast     int64 `json:"all_last,omitempty"`
 	// SumFirst2, SumLast2 and SumCross sum, over the independent units
 	// (users, or requests of no user), the squares of each unit's count in
 	// the first and in the last third and their product: the variance of
@@ -105,6 +120,10 @@ func (t Trend) Add(o Trend) Trend {
 	t.Last += o.Last
 	t.ExposureFirst += o.ExposureFirst
 	t.ExposureLast += o.ExposureLast
+	t.FailedFirst += o.FailedFirst
+	t.FailedLast += o.FailedLast
+	t.AllFirst += o.AllFirst
+	t.AllLast += o.AllLast
 	t.SumFirst2 += o.SumFirst2
 	t.SumLast2 += o.SumLast2
 	t.SumCross += o.SumCross
@@ -121,6 +140,26 @@ const minDriftZ = 3.5
 // grown by for a falling load to be taken as the target's doing.
 const waitingGrew = 0.1
 
+// failuresGrew is how much the share of failed requests must have grown
+// by, from the first third to the last, for a drift to be taken as the
+// users' reaction to a failing target.
+const failuresGrew = 0.1
+
+// targetFailing reports whether the target failed enough more in the last
+// third than in the first — or failed most of the last third's requests —
+// for any drift to be its users' reaction.
+func (t Trend) targetFailing() bool {
+	if t.AllLast == 0 {
+		return false
+	}
+	last := float64(t.FailedLast) / float64(t.AllLast)
+	first := 0.0
+	if t.AllFirst > 0 {
+		first = float64(t.FailedFirst) / float64(t.AllFirst)
+	}
+	return last >= 0.5 || last-first >= failuresGrew
+}
+
 // minDriftCount is the fewest requests of a kind in the two thirds for its
 // own trend to be tested: below it the kind's mix share is noise.
 const minDriftCount = 40
@@ -134,6 +173,9 @@ func (t Trend) drifted(maxChange float64) string {
 	}
 	if c < 0 && t.ExposureLast < (1-waitingGrew)*t.ExposureFirst {
 		return "" // the users were waiting on the target: its checks judge it
+	}
+	if t.targetFailing() {
+		return "" // the users were reacting to its failures: its checks judge it
 	}
 	verb := "fell"
 	if c > 0 {
@@ -246,6 +288,9 @@ func (w *window) trends(names []string, request func(k int) bool) []Trend {
 		}
 		addUnit(&all, f, l)
 	}
+	for _, t := range append([]*Trend{&all}, ptrs(per)...) {
+		t.FailedFirst, t.FailedLast = w.failed[0].Load(), w.failed[1].Load()
+	}
 	if seen > 0 {
 		// Users that asked nothing in the hold were never waiting.
 		idle := float64(max(0, h.users-seen)) * third
@@ -254,6 +299,10 @@ func (w *window) trends(names []string, request func(k int) bool) []Trend {
 			t.ExposureFirst, t.ExposureLast = e1, e3
 		}
 	}
+	for _, t := range ptrs(per) {
+		t.AllFirst, t.AllLast = all.First, all.Last
+	}
+	all.AllFirst, all.AllLast = all.First, all.Last
 	out := []Trend{all}
 	for k, t := range per {
 		if request(k) && t.First+t.Last > 0 {

@@ -106,6 +106,53 @@ func TestSlowingTargetIsNoDrift(t *testing.T) {
 	})
 }
 
+// A target that starts failing changes what its users do without making
+// them wait: here, from the middle of the hold, each backs off 20 s after
+// a failed call, and the calls begun fall by half. That is the target's
+// doing — its checks judge it, and the step fails — not a workload out
+// of steady state. The same fall with every call answered (users that
+// pause anyway) is a drift, and voids the step.
+func TestFailingTargetIsNoDrift(t *testing.T) {
+	for _, failing := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			from := time.Now().Add(5*time.Second + 25*time.Second) // the middle of the hold
+			w := &loadtest.Users{Kinds: []string{"call"}, Behavior: func(u *loadtest.User) {
+				for u.Think(dist.Exponential[time.Duration]{Mean: 5 * time.Second}) {
+					late := time.Now().After(from)
+					u.Do("call", func(context.Context) loadtest.Response {
+						time.Sleep(10 * time.Millisecond)
+						if late && failing {
+							return loadtest.Response{Outcome: loadtest.HTTP5xx}
+						}
+						return loadtest.Response{Outcome: loadtest.OK}
+					})
+					if late && !u.Sleep(20*time.Second) {
+						return
+					}
+				}
+			}}
+			res := run(t, loadtest.Scenario{
+				Seed: 1, Workload: w, SeriesEvery: -1,
+				Plan:      loadtest.Levels(5*time.Second, 60*time.Second, 300),
+				Checks:    []loadtest.Check{loadtest.FailuresBelow("call", 0.01)},
+				SelfCheck: loadtest.SelfCheck{MaxCPU: -1, MaxScheduleLag: -1},
+			})
+			s := res.Steps[0]
+			all := s.Self.Trends[0]
+			assert.Less(t, all.Change(), -0.4, "the users began fewer calls: %+v", all)
+			assert.Less(t, all.Z(), -3.5)
+			assert.InDelta(t, all.ExposureFirst, all.ExposureLast, 0.05*all.ExposureFirst, "nobody waited longer")
+			if failing {
+				assert.Equal(t, loadtest.Fail, s.Verdict, "%v", s.InvalidReasons())
+				assert.Empty(t, s.InvalidReasons())
+			} else {
+				assert.Equal(t, loadtest.Invalid, s.Verdict)
+				assert.Contains(t, strings.Join(s.InvalidReasons(), "\n"), "not in steady state: offered load fell")
+			}
+		})
+	}
+}
+
 // The whole load steady, its mix not: users that switch from one kind to
 // another halfway through the hold void the step, naming the kind.
 func TestKindMixDriftIsInvalid(t *testing.T) {
