@@ -51,3 +51,22 @@ func TestTargetDownIsABreachNotInvalid(t *testing.T) {
 		})
 	}
 }
+
+// A step in which the target died names its death first — before the
+// breaches it caused, whatever the order of the checks — and the ceiling
+// is the target giving out, not "the SLO, with no resource near its limit"
+// (a dead container's resources are not sampled: make load's 2,813-user
+// probe, OOM-killed, read so).
+func TestTargetDownIsTheCeiling(t *testing.T) {
+	oom := fmt.Errorf("%w: relay stopped unexpectedly: killed by the kernel OOM killer", loadtest.ErrSystemDown)
+	pass := &loadtest.StepResult{Step: loadtest.Step{Level: 2532}}
+	loadtest.Judge(nil, pass)
+	died := &loadtest.StepResult{Index: 1, Step: loadtest.Step{Level: 2813}}
+	loadtest.Judge([]loadtest.Check{downCheck{errors.New("failures of call < 0.5%: no successful call")}, downCheck{oom}}, died)
+	assert.Equal(t, loadtest.Fail, died.Verdict)
+	assert.Equal(t, oom.Error(), died.Violations[0])
+	res := &loadtest.Result{Plan: loadtest.PlanInfo{Kind: "ladder"}, Steps: []*loadtest.StepResult{pass, died}}
+	res.Summarise()
+	assert.Equal(t, "The target gave out: at 2,813, "+oom.Error()+".", res.Ceiling())
+	assert.Contains(t, res.Markdown(), "breach — "+oom.Error())
+}

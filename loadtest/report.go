@@ -197,6 +197,9 @@ func (res *Result) Ceiling() string {
 		if s.Step.Level != res.FirstFailure || s.Verdict != Fail {
 			continue
 		}
+		if s.Down {
+			return fmt.Sprintf("The target gave out: at %s, %s.", FormatLevel(s.Step.Level), firstOr(s.Violations, "a component stopped"))
+		}
 		if len(s.Saturated) > 0 {
 			return fmt.Sprintf("The ceiling is the target's resources: at %s, %s.", FormatLevel(s.Step.Level), strings.Join(s.Saturated, "; "))
 		}

@@ -205,16 +205,20 @@ func sleepUntil(ctx context.Context, t time.Time) bool { return sleep(ctx, time.
 // when a check is violated, pass otherwise. An incomplete step stays so.
 func Judge(checks []Check, s *StepResult) {
 	s.Violations, s.Unjudged, s.Down = nil, nil, false
+	var down []string // a component that stopped: the cause, named first
 	for _, c := range checks {
 		switch err := c.Evaluate(s); {
 		case err == nil:
 		case errors.Is(err, ErrInsufficientData):
 			s.Unjudged = append(s.Unjudged, err.Error())
+		case errors.Is(err, ErrSystemDown):
+			down = append(down, err.Error())
+			s.Down = true
 		default:
 			s.Violations = append(s.Violations, err.Error())
-			s.Down = s.Down || errors.Is(err, ErrSystemDown)
 		}
 	}
+	s.Violations = append(down, s.Violations...)
 	switch {
 	case s.Verdict == Incomplete:
 	case s.Down:
