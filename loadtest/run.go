@@ -200,9 +200,10 @@ func (c SelfCheck) reasons(sc SelfCheckResult) []string {
 	if c.MaxFiles > 0 && sc.FileLimit > 0 && float64(sc.Files) >= c.MaxFiles*float64(sc.FileLimit) {
 		out = append(out, fmt.Sprintf("the generator held %d open descriptors of its limit of %d (bound %.0f%%): hold fewer streams per process or run the target elsewhere", sc.Files, sc.FileLimit, c.MaxFiles*100))
 	}
-	if c.MaxDrift > 0 {
+	if c.MaxDrift > 0 && len(sc.Trends) > 0 {
+		failing := sc.Trends[0].targetFailing() // Trends[0] is all requests
 		for _, t := range sc.Trends {
-			if why := t.drifted(c.MaxDrift); why != "" {
+			if why := t.drifted(c.MaxDrift, failing); why != "" {
 				out = append(out, why)
 				break // the first, all requests before any kind: one cause
 			}
@@ -405,8 +406,10 @@ func (r *runner) run(ctx context.Context) error {
 			r.res.Partial = true
 			return ctx.Err()
 		}
+		settle, unsettled := r.settle(ctx, drv, i, step)
 
 		sr, _, completed := r.hold(ctx, bg, i, step, time.Time{}, nil)
+		sr.Settle, sr.Unsettled = settle, unsettled
 		r.record(sr)
 		if !completed {
 			r.res.Partial = true
@@ -502,6 +505,39 @@ func (r *runner) record(sr *StepResult) {
 type settler interface {
 	// Running returns the level reached: the users running.
 	Running() float64
+}
+
+// starter is a driver whose users have start-up work (User.Ready).
+type starter interface {
+	// Starting returns the users started and not yet ready.
+	Starting() int64
+}
+
+// settle waits, after step i's ramp, until the users the ramp started are
+// ready (their start-up work done), up to Scenario.Drain: at a target
+// slower than the ramp, the users' connections and logins queue, and a
+// hold begun at once would measure that backlog, not the level's steady
+// load (a falling rate of start-up requests, the drift check's to void).
+// It returns how long it waited and how many users were still starting
+// when it gave up.
+func (r *runner) settle(ctx context.Context, drv Driver, i int, step Step) (time.Duration, int64) {
+	st, ok := drv.(starter)
+	if !ok || st.Starting() == 0 {
+		return 0, 0
+	}
+	r.setPhase(i, "settle", step.Level)
+	start := time.Now()
+	deadline := start.Add(r.s.Drain)
+	for st.Starting() > 0 && time.Now().Before(deadline) && sleep(ctx, 10*time.Millisecond) {
+	}
+	waited, left := time.Since(start), st.Starting()
+	switch {
+	case left > 0 && ctx.Err() == nil:
+		r.s.Logf("step %d: %d users still starting %v after the ramp (the bound, Scenario.Drain): the hold begins with their start-up work in it", i+1, left, waited.Round(time.Second))
+	case waited >= time.Second:
+		r.s.Logf("step %d: the users took %v after the ramp to finish starting; the hold begins now", i+1, waited.Round(100*time.Millisecond))
+	}
+	return waited, left
 }
 
 // quiesce waits until the driver has reached zero (its users stopped,

@@ -67,7 +67,8 @@ type KindSeries struct {
 type Phase struct {
 	// Step is the step's index, from 0.
 	Step int `json:"step"`
-	// Name is "ramp", "hold", "drain" or "zero".
+	// Name is "ramp", "settle" (waiting for the ramp's users to finish
+	// starting), "hold", "drain" or "zero".
 	Name string `json:"name"`
 	// Level is the step's load level.
 	Level float64 `json:"level"`
@@ -85,6 +86,8 @@ func (p Phase) String() string {
 		return fmt.Sprintf("step %d hold at %g", p.Step+1, p.Level)
 	case "zero":
 		return fmt.Sprintf("step %d back to zero", p.Step+1)
+	case "settle":
+		return fmt.Sprintf("step %d users starting at %g", p.Step+1, p.Level)
 	}
 	return fmt.Sprintf("step %d %s", p.Step+1, p.Name)
 }

@@ -57,14 +57,12 @@ type Trend struct {
 	// requests of no user, whose exposure is the third itself.
 	ExposureFirst float64 `json:"exposure_first,omitempty"`
 	ExposureLast  float64 `json:"exposure_last,omitempty"`
-	// FailedFirst and FailedLast count the requests of every kind begun
-	// in the first and the last third that ended in any outcome but OK;
-	// AllFirst and AllLast the requests of every kind begun there. They
-	// tell a target that failed more as the hold went on.
+	// FailedFirst and FailedLast count, on the trend of all requests
+	// only, the requests begun in the first and the last third that ended
+	// in any outcome but OK: they tell a target that failed more as the
+	// hold went on.
 	FailedFirst int64 `json:"failed_first,omitempty"`
 	FailedLast  int64 `json:"failed_last,omitempty"`
-	AllFirst    int64 `json:"all_first,omitempty"`
-	AllLast     int64 `json:"all_last,omitempty"`
 	// SumFirst2, SumLast2 and SumCross sum, over the independent units
 	// (users, or requests of no user), the squares of each unit's count in
 	// the first and in the last third and their product: the variance of
@@ -122,8 +120,6 @@ func (t Trend) Add(o Trend) Trend {
 	t.ExposureLast += o.ExposureLast
 	t.FailedFirst += o.FailedFirst
 	t.FailedLast += o.FailedLast
-	t.AllFirst += o.AllFirst
-	t.AllLast += o.AllLast
 	t.SumFirst2 += o.SumFirst2
 	t.SumLast2 += o.SumLast2
 	t.SumCross += o.SumCross
@@ -145,17 +141,17 @@ const waitingGrew = 0.1
 // users' reaction to a failing target.
 const failuresGrew = 0.1
 
-// targetFailing reports whether the target failed enough more in the last
-// third than in the first — or failed most of the last third's requests —
-// for any drift to be its users' reaction.
+// targetFailing reports, of the trend of all requests, whether the target
+// failed enough more in the last third than in the first — or failed most
+// of the last third's requests — for any drift to be its users' reaction.
 func (t Trend) targetFailing() bool {
-	if t.AllLast == 0 {
+	if t.Last == 0 {
 		return false
 	}
-	last := float64(t.FailedLast) / float64(t.AllLast)
+	last := float64(t.FailedLast) / float64(t.Last)
 	first := 0.0
-	if t.AllFirst > 0 {
-		first = float64(t.FailedFirst) / float64(t.AllFirst)
+	if t.First > 0 {
+		first = float64(t.FailedFirst) / float64(t.First)
 	}
 	return last >= 0.5 || last-first >= failuresGrew
 }
@@ -165,8 +161,10 @@ func (t Trend) targetFailing() bool {
 const minDriftCount = 40
 
 // drifted returns why the trend voids its step: its change is beyond
-// maxChange (a fraction) and beyond chance; "" when it does not.
-func (t Trend) drifted(maxChange float64) string {
+// maxChange (a fraction) and beyond chance; "" when it does not. failing
+// is whether the target failed its users more as the hold went on (the
+// trend of all requests tells, targetFailing).
+func (t Trend) drifted(maxChange float64, failing bool) string {
 	c, z := t.Change(), t.Z()
 	if t.First+t.Last < minDriftCount || math.IsNaN(c) || math.Abs(c) <= maxChange || math.Abs(z) < minDriftZ {
 		return ""
@@ -174,7 +172,7 @@ func (t Trend) drifted(maxChange float64) string {
 	if c < 0 && t.ExposureLast < (1-waitingGrew)*t.ExposureFirst {
 		return "" // the users were waiting on the target: its checks judge it
 	}
-	if t.targetFailing() {
+	if failing {
 		return "" // the users were reacting to its failures: its checks judge it
 	}
 	verb := "fell"
@@ -288,9 +286,7 @@ func (w *window) trends(names []string, request func(k int) bool) []Trend {
 		}
 		addUnit(&all, f, l)
 	}
-	for _, t := range append([]*Trend{&all}, ptrs(per)...) {
-		t.FailedFirst, t.FailedLast = w.failed[0].Load(), w.failed[1].Load()
-	}
+	all.FailedFirst, all.FailedLast = w.failed[0].Load(), w.failed[1].Load()
 	if seen > 0 {
 		// Users that asked nothing in the hold were never waiting.
 		idle := float64(max(0, h.users-seen)) * third
@@ -299,10 +295,6 @@ func (w *window) trends(names []string, request func(k int) bool) []Trend {
 			t.ExposureFirst, t.ExposureLast = e1, e3
 		}
 	}
-	for _, t := range ptrs(per) {
-		t.AllFirst, t.AllLast = all.First, all.Last
-	}
-	all.AllFirst, all.AllLast = all.First, all.Last
 	out := []Trend{all}
 	for k, t := range per {
 		if request(k) && t.First+t.Last > 0 {

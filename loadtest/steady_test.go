@@ -226,3 +226,65 @@ func TestMaxDriftValidated(t *testing.T) {
 	})
 	assert.ErrorContains(t, err, "SelfCheck bound is NaN")
 }
+
+// connectingUsers connect (init, then list, one after the other) to a
+// target that serves one request at a time in 10 ms, then call it every
+// 10 s on average: at 200 users ramped in a second, the connections queue
+// for about four seconds past the ramp.
+func connectingUsers() *loadtest.Users {
+	one := make(chan struct{}, 1)
+	serve := func(ctx context.Context) loadtest.Response {
+		select {
+		case one <- struct{}{}:
+		case <-ctx.Done():
+			return loadtest.Response{Outcome: loadtest.Timeout, Err: ctx.Err()}
+		}
+		defer func() { <-one }()
+		return sleeper(10 * time.Millisecond)(ctx)
+	}
+	think := dist.Exponential[time.Duration]{Mean: 10 * time.Second}
+	return &loadtest.Users{Kinds: []string{"init", "list", "call"}, Behavior: func(u *loadtest.User) {
+		if u.Do("init", serve).Outcome != loadtest.OK || u.Do("list", serve).Outcome != loadtest.OK {
+			return
+		}
+		for u.Think(think) {
+			u.Do("call", serve)
+		}
+	}}
+}
+
+// The start-up work of a ramp's users — connections that queue at a slow
+// target — is the ramp's: the hold begins once every user is ready, and
+// measures only the level's steady load. Its wait is bounded by Drain;
+// past it, the hold begins anyway and says how many users were still
+// starting.
+func TestHoldWaitsForUsersToStart(t *testing.T) {
+	step := func(t *testing.T, drain time.Duration) *loadtest.StepResult {
+		res := run(t, loadtest.Scenario{
+			Seed: 1, Workload: connectingUsers(), SeriesEvery: -1, Drain: drain,
+			Plan:      loadtest.Levels(time.Second, 30*time.Second, 200),
+			SelfCheck: loadtest.SelfCheck{MaxCPU: -1, MaxScheduleLag: -1},
+		})
+		require.Len(t, res.Steps, 1)
+		return res.Steps[0]
+	}
+	t.Run("settled", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := step(t, 30*time.Second)
+			assert.Equal(t, loadtest.Pass, s.Verdict, "%v %v", s.Violations, s.Self.Reasons)
+			assert.Zero(t, s.Kind("init").Total()+s.Kind("list").Total(), "no connection is the hold's")
+			assert.Greater(t, s.Settle, 2*time.Second, "400 requests of 10 ms, one at a time, outlast a ramp of a second")
+			assert.Less(t, s.Settle, 6*time.Second)
+			assert.Zero(t, s.Unsettled)
+			assert.InDelta(t, 20, s.Offered, 4, "200 users calling every 10 s")
+		})
+	})
+	t.Run("bounded", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := step(t, 500*time.Millisecond)
+			assert.Equal(t, 500*time.Millisecond, s.Settle.Round(100*time.Millisecond))
+			assert.Greater(t, s.Unsettled, int64(50), "most users still connecting half a second after the ramp")
+			assert.Positive(t, s.Kind("list").Total(), "their connections fall in the hold")
+		})
+	})
+}

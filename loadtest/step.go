@@ -36,6 +36,13 @@ type StepResult struct {
 	// Start and End bound the hold, the only time measured.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
+	// Settle is how long the step waited, after its ramp and before its
+	// hold, for the modeled users the ramp started to finish their
+	// start-up work (User.Ready); Unsettled counts those still starting
+	// when it gave up, at Scenario.Drain. A target that takes long to
+	// admit its users shows it here.
+	Settle    time.Duration `json:"settle,omitempty"`
+	Unsettled int64         `json:"unsettled,omitempty"`
 	// Drained is when the hold's requests had been answered (or given up
 	// on) and the step was judged: what broke before then broke under the
 	// step's load.

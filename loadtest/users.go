@@ -103,6 +103,8 @@ type User struct {
 	late time.Duration
 	// thought is set once the user has had its first Think.
 	thought bool
+	// ready is set once the user has done its start-up work (Ready).
+	ready atomic.Bool
 }
 
 // Context returns the user's context, done when the user must stop.
@@ -168,6 +170,7 @@ func (u *User) Begin(kind string) *Pending {
 // their requests queued behind one another in the generator and timed as
 // the target's.
 func (u *User) Sleep(d time.Duration) bool {
+	u.Ready()
 	if d <= 0 {
 		return u.ctx.Err() == nil
 	}
@@ -240,6 +243,21 @@ func (u *User) Think(d dist.Dist[time.Duration]) bool {
 	return u.Sleep(pause)
 }
 
+// Ready tells the generator the user has done its start-up work —
+// connected, logged in, loaded its first page — and from now on runs its
+// steady cycle. A step's hold begins only once every user its ramp started
+// is ready (up to Scenario.Drain after the ramp), so that the start-up
+// work of a ramp's users, queued at a slow target, is the ramp's and not
+// measured as the hold's load. A user is ready, without calling it, at
+// its first Sleep or Think (it pauses of its own accord) and when its
+// behaviour returns; call it where start-up ends and no pause follows.
+// Calling it again does nothing.
+func (u *User) Ready() {
+	if u.ready.CompareAndSwap(false, true) {
+		u.d.starting.Add(-1)
+	}
+}
+
 // Go runs fn in a goroutine owned by the user, such as the reader of a held
 // stream; fn must return when ctx is done. The user is not finished until
 // fn returns.
@@ -269,6 +287,8 @@ type users struct {
 	mu       sync.Mutex
 	active   []context.CancelFunc // the shard's running users, by ID ascending
 	inflight atomic.Int64
+	// starting counts the shard's users started and not yet ready.
+	starting atomic.Int64
 	wg       sync.WaitGroup
 }
 
@@ -280,6 +300,9 @@ func (d *users) InFlight() int64 { return d.inflight.Load() }
 
 // Running implements settler: the users started and not stopped.
 func (d *users) Running() float64 { return float64(d.running.Load()) }
+
+// Starting implements starter: the users started and not yet ready.
+func (d *users) Starting() int64 { return d.starting.Load() }
 
 func (d *users) Stop() {
 	d.cancel(errStopped)
@@ -351,10 +374,12 @@ func (d *users) startUser(id int) {
 	d.active = append(d.active, cancel)
 	d.mu.Unlock()
 	u := &User{ID: id, Rand: dist.New(d.env.seed, uint64(id)), ctx: ctx, d: d}
+	d.starting.Add(1)
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		d.cfg.Behavior(u)
+		u.Ready()
 		u.wg.Wait()
 	}()
 }

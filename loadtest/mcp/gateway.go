@@ -231,6 +231,7 @@ func (g *Gateway) behave(u *loadtest.User, names *toolLists, streams *sse.Group)
 	if gu.stream != nil {
 		defer offstack.Run(func() { gu.stream.Close() })
 	}
+	u.Ready() // connected: its start-up work is done
 	if g.Idle {
 		<-u.Context().Done()
 		return
