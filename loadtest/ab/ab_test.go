@@ -482,13 +482,32 @@ func TestRejectedTrials(t *testing.T) {
 	assert.Contains(t, rep.Rejected[0], "B trial 1: the target did not build")
 	assert.Contains(t, rep.Rejected[1], "B result 1: invalid, no valid step")
 
-	// Nothing ran at all.
+	// Nothing ran at all: the first block says so, and no more trials are
+	// spent on it (a missing binary once ran all twenty of -max-trials).
+	ran := 0
 	reps, err = ab.Run(context.Background(), ab.Config{Trials: 2}, func(context.Context, ab.Arm, int) ([]*loadtest.Result, error) {
+		ran++
 		return nil, errors.New("no Docker engine")
 	})
 	require.NoError(t, err)
 	assert.Equal(t, ab.Undecided, ab.Worst(reps))
 	assert.Contains(t, reps[0].Reason, "no trial gave a result")
+	assert.Contains(t, reps[0].Reason, "more would fail the same way")
+	assert.Equal(t, 4, ran, "the first block only")
+
+	// One arm never gives a valid result: the same.
+	ran = 0
+	reps, err = ab.Run(context.Background(), ab.Config{Trials: 3}, func(_ context.Context, arm ab.Arm, _ int) ([]*loadtest.Result, error) {
+		ran++
+		if arm == ab.B {
+			return nil, errors.New("the target did not build")
+		}
+		return []*loadtest.Result{base.result(r)}, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, ab.Undecided, ab.Worst(reps))
+	assert.Contains(t, reps[0].Reason, "no trial of arm B gave a valid result")
+	assert.Equal(t, 6, ran, "the first block only")
 }
 
 // One stray trial widens a figure's interval until a real 1.5× cost is

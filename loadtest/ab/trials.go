@@ -206,6 +206,24 @@ func (t *trials) reports(cfg Config) []*Report {
 	return reports
 }
 
+// hopeless says why more trials cannot settle the comparison: an arm none
+// of whose trials gave a valid result — a build that fails, a scenario
+// that cannot start, a target every trial of which is invalid — will not
+// give one in the next; "" when more trials may help.
+func (t *trials) hopeless() string {
+	if len(t.scenarios) == 0 {
+		return "no trial of either arm gave a result, and more would fail the same way: mend what the trials' logs say"
+	}
+	for _, s := range t.scenarios {
+		for _, arm := range []Arm{A, B} {
+			if len(t.vals[s][arm]) == 0 {
+				return fmt.Sprintf("no trial of arm %s gave a valid result of %s, and more would fail the same way: mend what its trials' logs say", arm, s)
+			}
+		}
+	}
+	return ""
+}
+
 // Run runs the trials of both arms interleaved in the order Order gives,
 // adds blocks while a report is unsettled (Config.MaxTrials), and compares
 // them, one report per scenario, in the order the scenarios first
@@ -250,7 +268,7 @@ func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
 		return nil, err
 	}
 	reports := t.reports(cfg)
-	for block := uint64(1); t.count[A] < cfg.MaxTrials && ctx.Err() == nil; block++ {
+	for block := uint64(1); t.count[A] < cfg.MaxTrials && ctx.Err() == nil && t.hopeless() == ""; block++ {
 		var unsettled []string
 		for _, r := range reports {
 			if r.unsettled() {
@@ -266,17 +284,24 @@ func Run(ctx context.Context, cfg Config, trial TrialFunc) ([]*Report, error) {
 		}
 		reports = t.reports(cfg)
 	}
+	hopeless := t.hopeless()
+	if hopeless != "" {
+		cfg.Logf("no more trials: %s", hopeless)
+	}
 	for _, r := range reports {
-		r.stop(max(t.count[A], t.count[B]), ctx.Err() != nil)
+		r.stop(max(t.count[A], t.count[B]), ctx.Err() != nil, hopeless)
 	}
 	return reports, ctx.Err()
 }
 
-// stop sets Stop after n trials per arm and appends it to Reason.
-func (r *Report) stop(n int, interrupted bool) {
+// stop sets Stop after n trials per arm and appends it to Reason; hopeless
+// says why more trials could not have helped.
+func (r *Report) stop(n int, interrupted bool, hopeless string) {
 	switch {
 	case interrupted:
 		r.Stop = fmt.Sprintf("interrupted after %d trials per arm", n)
+	case hopeless != "":
+		r.Stop = fmt.Sprintf("stopped after %d trials per arm: %s", n, hopeless)
 	case !r.unsettled():
 		r.Stop = fmt.Sprintf("settled after %d trials per arm", n)
 	default:
