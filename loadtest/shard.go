@@ -177,7 +177,16 @@ func (r *runner) aligned(ctx, bg context.Context, drv Driver) error {
 		if i+1 < len(steps) {
 			rampNext = func() { ra.rampAt(steps[i+1].Level, steps[i+1].Ramp, next) }
 		}
+		// A shard keeps the common schedule and does not wait for its
+		// users to start (settle); it says how many were still starting.
+		var unsettled int64
+		if st, ok := drv.(starter); ok {
+			if unsettled = st.Starting(); unsettled > 0 {
+				r.s.Logf("%s: %d users still starting as step %d's hold begins: their start-up work is in it (lengthen the ramp)", sh, unsettled, i+1)
+			}
+		}
 		sr, start, completed := r.hold(ctx, bg, i, step, endAt, rampNext)
+		sr.Unsettled = unsettled
 		if late := start.Sub(holdAt); late > sh.MaxSkew {
 			sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("%s began its hold %v after the common instant (bound %v): its window does not match the other shards'; start the shards earlier (-start-at) or lengthen the gap between steps (-step-gap) if the step before drained slowly",
 				sh, late.Round(time.Millisecond), sh.MaxSkew))

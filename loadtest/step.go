@@ -40,7 +40,9 @@ type StepResult struct {
 	// hold, for the modeled users the ramp started to finish their
 	// start-up work (User.Ready); Unsettled counts those still starting
 	// when it gave up, at Scenario.Drain. A target that takes long to
-	// admit its users shows it here.
+	// admit its users shows it here. A shard of a sharded run keeps the
+	// common schedule: it does not wait, and Unsettled counts its users
+	// still starting when the hold began (summed by the merge).
 	Settle    time.Duration `json:"settle,omitempty"`
 	Unsettled int64         `json:"unsettled,omitempty"`
 	// Drained is when the hold's requests had been answered (or given up

@@ -236,6 +236,8 @@ func mergeStep(i, count int, common loadtest.Shard, byIndex map[int]*loadtest.Re
 		out.Offered += p.Offered
 		out.Achieved += p.Achieved
 		out.Throughput += p.Throughput
+		out.Settle = max(out.Settle, p.Settle)
+		out.Unsettled += p.Unsettled
 		ps := p.Self
 		self.ScheduleLagP99 = max(self.ScheduleLagP99, ps.ScheduleLagP99)
 		self.LateStarts += ps.LateStarts

@@ -48,7 +48,7 @@ func shardResults(t *testing.T, n int, start time.Time, steps ...loadtest.Step) 
 			hold := at.Add(st.Ramp)
 			secs := st.Hold.Seconds()
 			r.Steps = append(r.Steps, &loadtest.StepResult{Index: i, Step: st, Start: hold.Add(time.Duration(k) * time.Millisecond), End: hold.Add(st.Hold),
-				Offered: float64(len(samples)) / secs, Achieved: float64(len(samples)) / secs, Throughput: float64(len(samples)-1) / secs,
+				Unsettled: int64(k), Offered: float64(len(samples)) / secs, Achieved: float64(len(samples)) / secs, Throughput: float64(len(samples)-1) / secs,
 				Kinds: []*loadtest.KindResult{kindOf(t, "get", samples, 1)},
 				Self: loadtest.SelfCheckResult{ScheduleLagP99: time.Duration(k) * time.Millisecond, LateStarts: int64(k), CPU: 0.1,
 					Trends: []loadtest.Trend{{Kind: loadtest.AllRequests, Third: st.Hold / 3, First: 10, Last: int64(k), SumFirst2: 10, SumLast2: float64(k)}}},
@@ -95,6 +95,9 @@ func TestMergeExact(t *testing.T) {
 		}
 		if st.Resource("generator[2]", "cpu") == nil || st.Self.ScheduleLagP99 != 2*time.Millisecond || st.Self.LateStarts != 3 {
 			t.Errorf("step %d: the generator series per shard, the worst lag and every late start are not kept: %+v %+v", i+1, st.Resources, st.Self)
+		}
+		if st.Unsettled != 3 {
+			t.Errorf("step %d: %d users still starting, want the shards' summed (0+1+2)", i+1, st.Unsettled)
 		}
 		// The shards' users are disjoint: their trends' counts and sums add.
 		if tr := st.Self.Trends; len(tr) != 1 || tr[0].First != 30 || tr[0].Last != 3 || tr[0].SumLast2 != 3 {
