@@ -216,21 +216,26 @@ func measure(t *testing.T, a, b trial, cfg ab.Config, n int, want string) (verdi
 // per arm (extended up to 10), noise and stray trials included.
 func TestSecondaryKindRegressionIsCaught(t *testing.T) {
 	base := mixed()
+	// The -short smoke's dashboard with stationary users: 14 to 23 calls
+	// a trial, which the real planted A/B left unjudged.
+	sparse := base.with("dashboard", func(k *kind) { k.n = 14 })
 	for _, tc := range []struct {
-		name string
-		head trial
-		want string // the figure the reason names
+		name       string
+		base, head trial
+		want       string // the figure the reason names
 	}{
 		// Dashboard p50 3 ms → 8 ms, 50 samples a trial.
-		{"dashboard-latency", base.with("dashboard", func(k *kind) { k.latency = 8 }), "p50 dashboard"},
+		{"dashboard-latency", base, base.with("dashboard", func(k *kind) { k.latency = 8 }), "p50 dashboard"},
+		// The same at 14 samples a trial.
+		{"sparse-dashboard-latency", sparse, sparse.with("dashboard", func(k *kind) { k.latency = 8 }), "p50 dashboard"},
 		// Stream events delivered twice as late: an observed kind is judged too.
-		{"event-delay", base.with("event", func(k *kind) { k.latency = 40 }), " event "},
+		{"event-delay", base, base.with("event", func(k *kind) { k.latency = 40 }), " event "},
 		// One dashboard call in ten fails, 0.1% of all requests: far below
 		// the overall failure rate's band, a regression of the kind.
-		{"dashboard-failures", base.with("dashboard", func(k *kind) { k.fail = 0.1 }), "failures dashboard"},
+		{"dashboard-failures", base, base.with("dashboard", func(k *kind) { k.fail = 0.1 }), "failures dashboard"},
 	} {
 		t.Run("change="+tc.name, func(t *testing.T) {
-			verdicts, named, median := measure(t, base, tc.head, ab.Config{Trials: 5}, 10, tc.want)
+			verdicts, named, median := measure(t, tc.base, tc.head, ab.Config{Trials: 5}, 10, tc.want)
 			t.Logf("%s: %v, %d of 10 regressions name %q; median %d trials per arm", tc.name, verdicts, named, tc.want, median)
 			assert.GreaterOrEqual(t, named, 9)
 		})
@@ -238,7 +243,7 @@ func TestSecondaryKindRegressionIsCaught(t *testing.T) {
 }
 
 // A planted change that five trials see clearly but cannot carry through
-// the correction for 13 primary figures is inconclusive, never unchanged,
+// the correction for 14 primary figures is inconclusive, never unchanged,
 // and the report says how many trials it would take.
 func TestTooFewTrialsForTheFamilyIsInconclusive(t *testing.T) {
 	base := mixed()
@@ -247,15 +252,15 @@ func TestTooFewTrialsForTheFamilyIsInconclusive(t *testing.T) {
 	rep := runConfig(t, base, head, ab.Config{Trials: 5, MaxTrials: 5}, 1)
 	assert.Equal(t, ab.Undecided, rep.Verdict, rep.Reason)
 	assert.Contains(t, rep.Reason, "possibly worse in B, not shown with these trials: p50 dashboard")
-	assert.Equal(t, 13, rep.Deciding)
+	assert.Equal(t, 14, rep.Deciding)
 	assert.Contains(t, rep.Stop, "stopped at max trials (5 per arm) with ")
 	assert.Contains(t, rep.Stop, "p50 dashboard")
-	assert.Contains(t, rep.Stop, "among 13 primary figures no difference can show before 6 trials per arm")
+	assert.Contains(t, rep.Stop, "among 14 primary figures no difference can show before 6 trials per arm")
 	for _, f := range rep.Figures {
 		if f.Name == "p50 dashboard" {
 			assert.Equal(t, ab.Different, f.Comparison.Answer, "different alone: %s", f.Comparison.Reason)
-			assert.Equal(t, ab.Inconclusive, f.Answer, "not among 13")
-			assert.InDelta(t, 13*2.0/252, f.PHolm, 1e-9)
+			assert.Equal(t, ab.Inconclusive, f.Answer, "not among 14")
+			assert.InDelta(t, 14*2.0/252, f.PHolm, 1e-9)
 		}
 	}
 	assert.Contains(t, rep.Markdown(), "| **decides** | p50 dashboard | ")
@@ -357,21 +362,20 @@ func TestUnjudgedFiguresAreListed(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{
 		// 50 dashboard calls a trial: 2.5 above p95, 0.5 above p99.
-		"p95 dashboard": "50 samples in the sparsest trial, 200 needed",
-		"p99 dashboard": "50 samples in the sparsest trial, 1000 needed",
+		"p95 dashboard": "50 samples in the sparsest trial, 100 needed",
+		"p99 dashboard": "50 samples in the sparsest trial, 500 needed",
 		// (3,000 tools/call and 1,000 events a trial are judged up to p99.)
-		// 10 initialize calls a trial: nothing about them is judged.
+		// 10 initialize calls a trial: their median only (5 above it).
 		"failures initialize": "10 requests in the sparsest trial, 20 needed",
-		"p50 initialize":      "10 samples in the sparsest trial, 20 needed",
-		"p95 initialize":      "10 samples in the sparsest trial, 200 needed",
-		"p99 initialize":      "10 samples in the sparsest trial, 1000 needed",
+		"p95 initialize":      "10 samples in the sparsest trial, 100 needed",
+		"p99 initialize":      "10 samples in the sparsest trial, 500 needed",
 	}, got)
 	assert.Equal(t, ab.Unjudged, rep.Figures[len(rep.Figures)-1].Answer, "unjudged figures come last")
 	assert.Contains(t, rep.Markdown(), "| unjudged | p95 dashboard | ")
 	assert.Contains(t, rep.Markdown(), "Unjudged, too few samples: ")
 	b, err := json.Marshal(rep)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"name":"p99 initialize","unit":"ms","direction":0,"rule":{"Alpha":0,"Confidence":0,"Relative":0.1,"Absolute":1},"primary":false,"unjudged":"10 samples in the sparsest trial, 1000 needed"`)
+	assert.Contains(t, string(b), `"name":"p99 initialize","unit":"ms","direction":0,"rule":{"Alpha":0,"Confidence":0,"Relative":0.1,"Absolute":1},"primary":false,"unjudged":"10 samples in the sparsest trial, 500 needed"`)
 	assert.Contains(t, string(b), `"answer":"unjudged"`)
 }
 
