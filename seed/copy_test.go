@@ -37,10 +37,10 @@ func itemRows(n int) seed.Rows {
 func newItems(t *testing.T, dialect string) env {
 	for _, d := range dialects {
 		if d.name == dialect {
-			e := d.new(t, false)
+			e := d.new(t)
 			_, err := seed.Copy(t.Context(), e.target, "items", []string{"id"}, seed.FromSeq(func(func([]any) bool) {}))
 			require.Error(t, err, "no items table yet")
-			require.NoError(t, e.q(t.Context(), itemsTable, func([]any) {}))
+			exec(t, e.target, itemsTable)
 			return e
 		}
 	}
@@ -73,17 +73,15 @@ func TestCopyLoadsAnyTable(t *testing.T) {
 					n, err := seed.Copy(t.Context(), e.target, tc.table, []string{"id", "name", "price", "note"}, itemRows(tc.rows), tc.opts...)
 					require.NoError(t, err)
 					assert.Equal(t, int64(tc.rows), n)
-					assert.Equal(t, tc.rows, count(t, e.q, "items"))
+					assert.Equal(t, tc.rows, count(t, e.target, "items"))
 					if tc.rows == 0 {
 						return
 					}
-					assert.Equal(t, float64(tc.rows*(tc.rows+1)/2), scalar(t, e.q, "SELECT CAST(sum(id) AS BIGINT) FROM items"), "every id once")
-					assert.Equal(t, float64((tc.rows+2)/3), scalar(t, e.q, "SELECT count(note) FROM items"), "NULLs stay NULL")
+					assert.EqualValues(t, tc.rows*(tc.rows+1)/2, scalar(t, e.target, "SELECT CAST(sum(id) AS BIGINT) FROM items"), "every id once")
+					assert.EqualValues(t, (tc.rows+2)/3, scalar(t, e.target, "SELECT count(note) FROM items"), "NULLs stay NULL")
 					var name string
 					var price float64
-					require.NoError(t, e.q(t.Context(), fmt.Sprintf("SELECT name, price FROM items WHERE id = %d", tc.rows), func(v []any) {
-						name, price = v[0].(string), v[1].(float64)
-					}))
+					queryRow(t, e.target, fmt.Sprintf("SELECT name, price FROM items WHERE id = %d", tc.rows), &name, &price)
 					assert.Equal(t, fmt.Sprintf("item %d", tc.rows), name, "the reused row slice did not leak values")
 					assert.Equal(t, float64(tc.rows-1)/4, price)
 				})
@@ -140,7 +138,7 @@ func TestCopyFailureWritesNothing(t *testing.T) {
 					assert.Contains(t, err.Error(), tc.want)
 					assert.Contains(t, err.Error(), "nothing was written")
 					assert.Zero(t, n)
-					assert.Zero(t, count(t, e.q, "items"))
+					assert.Zero(t, count(t, e.target, "items"))
 				})
 			}
 		})
@@ -148,7 +146,7 @@ func TestCopyFailureWritesNothing(t *testing.T) {
 }
 
 func TestCopyRejectsBadArguments(t *testing.T) {
-	_, target, _ := newSQLite(t, false)
+	_, target, _ := newSQLite(t)
 	for _, tc := range []struct {
 		name    string
 		table   string
@@ -216,7 +214,7 @@ func TestCopyStopsOnCancel(t *testing.T) {
 			_, err = seed.Copy(ctx, target, "items", []string{"id", "name", "price", "note"}, endless)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, context.Canceled)
-			assert.Zero(t, count(t, e.q, "items"))
+			assert.Zero(t, count(t, e.target, "items"))
 		})
 	}
 }

@@ -11,9 +11,18 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, as the relay uses
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
 
-	"github.com/headroom-dev/headroom/examples/relay/schema"
+// Dialect names the kind of database a [DB] is.
+type Dialect string
+
+// The dialects seed writes.
+const (
+	// DialectPostgres is PostgreSQL, through pgx.
+	DialectPostgres Dialect = "postgres"
+	// DialectSQLite is SQLite, through database/sql and modernc.org/sqlite.
+	DialectSQLite Dialect = "sqlite"
 )
 
 // PgxDB is what seed needs from a PostgreSQL handle: *pgxpool.Pool,
@@ -29,7 +38,7 @@ type PgxDB interface {
 // SQLite through database/sql ([SQLite]), or either opened from a URL
 // ([Open]). The zero DB is invalid.
 type DB struct {
-	dialect schema.Dialect
+	dialect Dialect
 	pg      PgxDB
 	sql     *sql.DB
 	where   string // for errors: the URL without its password, or a description
@@ -38,14 +47,14 @@ type DB struct {
 
 // Postgres returns a DB over a pgx pool, connection or transaction.
 func Postgres(db PgxDB) DB {
-	return DB{dialect: schema.Postgres, pg: db, where: "postgres (" + pgWhere(db) + ")"}
+	return DB{dialect: DialectPostgres, pg: db, where: "postgres (" + pgWhere(db) + ")"}
 }
 
 // SQLite returns a DB over a database/sql handle opened with the
-// "sqlite" driver (modernc.org/sqlite), such as the relay's embedded
+// "sqlite" driver (modernc.org/sqlite), such as a service's embedded
 // database file.
 func SQLite(db *sql.DB) DB {
-	return DB{dialect: schema.SQLite, sql: db, where: "sqlite"}
+	return DB{dialect: DialectSQLite, sql: db, where: "sqlite"}
 }
 
 // Open connects to the database at rawURL: "postgres://…" or
@@ -62,13 +71,13 @@ func Open(ctx context.Context, rawURL string) (DB, error) {
 			return DB{}, fmt.Errorf("seed: cannot reach the database at %s: %s; check that the server runs and the URL is right",
 				where, redactErr(err, rawURL))
 		}
-		return DB{dialect: schema.Postgres, pg: conn, where: where,
+		return DB{dialect: DialectPostgres, pg: conn, where: where,
 			close: func() error { return conn.Close(context.Background()) }}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"), strings.HasPrefix(rawURL, "file:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(rawURL, "sqlite:"), "file:")
 		path = strings.TrimPrefix(path, "//")
 		if path == "" {
-			return DB{}, fmt.Errorf("seed: SQLite URL %q names no file; use sqlite:/path/to/relay.db", where)
+			return DB{}, fmt.Errorf("seed: SQLite URL %q names no file; use sqlite:/path/to/app.db", where)
 		}
 		// mode=rw: never create a file; immediate transactions take the
 		// write lock at BEGIN, so a concurrent writer waits (busy_timeout)
@@ -85,16 +94,16 @@ func Open(ctx context.Context, rawURL string) (DB, error) {
 			if db != nil {
 				db.Close()
 			}
-			return DB{}, fmt.Errorf("seed: cannot open the SQLite database %s: %v; the file must exist (the relay creates it at start)", where, err)
+			return DB{}, fmt.Errorf("seed: cannot open the SQLite database %s: %v; the file must exist (seed does not create one; the service creates it at start)", where, err)
 		}
 		db.SetMaxOpenConns(1)
-		return DB{dialect: schema.SQLite, sql: db, where: where, close: db.Close}, nil
+		return DB{dialect: DialectSQLite, sql: db, where: where, close: db.Close}, nil
 	}
 	return DB{}, fmt.Errorf("seed: database URL %q: want postgres://…, postgresql://…, sqlite:PATH or file:PATH", where)
 }
 
 // Dialect returns the target's storage backend.
-func (t DB) Dialect() schema.Dialect { return t.dialect }
+func (t DB) Dialect() Dialect { return t.dialect }
 
 // String names the target without any password.
 func (t DB) String() string { return t.where }

@@ -1,29 +1,22 @@
-// Package seed fills a database with deterministic data populations and
-// streams rows into any table fast.
+// Package seed streams rows into any table of PostgreSQL or SQLite fast,
+// for the data a load test needs before it starts.
 //
-// A population is described by a [Spec]: workspaces, users (each with a
-// bearer token derived from the spec's secret by [Token]), connectors per
-// user pointing at an upstream URL, a history of recorded tool calls (usage
-// rows) spread over some days with realistic distributions, and events.
-// [Apply] writes it into the relay's schema (package
-// examples/relay/schema) on PostgreSQL or SQLite:
+// [Copy] is the bulk loader: rows come from a Go generator function one at
+// a time (no slice of all rows is built) and go to PostgreSQL through COPY
+// (pgx CopyFrom) or to SQLite as batched multi-row INSERTs in one
+// transaction, with progress reported through a logf such as t.Logf during
+// long loads. A load is atomic: on an error nothing is written.
 //
-//	spec := seed.Published                 // ~500,000 usage rows over 30 days
-//	spec.Secret = secret                   // never logged, never hashed
-//	spec.UpstreamURL = upstream.URL + "/mcp"
-//	spec.End = time.Now()                  // the dashboard's window ends now
-//	pop, err := seed.Apply(ctx, seed.Postgres(pool), spec, seed.WithLogf(t.Logf))
+//	n, err := seed.Copy(ctx, seed.Postgres(pool), "orders", []string{"id", "sku", "qty"}, rows,
+//		seed.WithLogf(t.Logf), seed.WithExpectedRows(1_000_000))
 //
-// The same spec (seed included) gives byte-identical rows on every run and
-// on both dialects. Apply is idempotent: a seed_marker row, written in the
-// same transaction as the data, records the spec's hash ([Spec.Hash]); the
-// same spec again is a no-op, a different spec is an error until [Remove]
-// takes the old population out. Nothing is written when the spec is invalid
-// or the database cannot be reached, and a failure part-way rolls back.
+// A product's seeder that writes several tables, checks what is already
+// there and records what it wrote does it all in one transaction with
+// [DB.InTx]: a failure part-way leaves nothing behind. A [DB] comes from a
+// pgx handle ([Postgres]), a database/sql SQLite handle ([SQLite]) or a URL
+// ([Open]); [Secret] keeps a population's credential out of logs.
 //
-// [Copy] is the bulk loader underneath, for any table: rows come from a Go
-// generator function one at a time (no slice of all rows is built) and go
-// to PostgreSQL through COPY (pgx CopyFrom) or to SQLite as batched
-// multi-row INSERTs in one transaction, with progress reported through a
-// logf such as t.Logf during long loads.
+// The reference products' populations are built on it:
+// examples/relay/relayseed (workspaces, users with tokens, connectors and a
+// month of tool calls for the relay) and examples/desk/deskseed.
 package seed

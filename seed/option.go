@@ -2,7 +2,7 @@ package seed
 
 import "time"
 
-// Option configures [Apply], [Remove] and [Copy].
+// Option configures [Copy] and [Tx.Copy].
 type Option func(*config)
 
 type config struct {
@@ -27,7 +27,7 @@ const (
 
 // WithLogf reports progress and a summary through logf, for example
 // t.Logf or log.Printf. The default reports nothing. Lines never contain
-// the spec's secret or a database password.
+// a row's values or a database password.
 func WithLogf(logf func(format string, args ...any)) Option {
 	return func(c *config) { c.logf = logf }
 }

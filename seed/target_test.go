@@ -1,6 +1,7 @@
 package seed_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -8,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/headroom-dev/headroom/examples/relay/schema"
 	"github.com/headroom-dev/headroom/seed"
 )
 
@@ -54,14 +54,28 @@ func TestOpenReportsUnreachableDatabases(t *testing.T) {
 }
 
 func TestOpenSQLite(t *testing.T) {
-	_, _, path := newSQLite(t, true)
+	db, _, path := newSQLite(t)
+	_, err := db.Exec(itemsTable)
+	require.NoError(t, err)
 	target, err := seed.Open(t.Context(), "sqlite:"+path)
 	require.NoError(t, err)
 	defer target.Close()
-	assert.Equal(t, schema.SQLite, target.Dialect())
-	pop, err := seed.Apply(t.Context(), target, seed.Spec{Secret: testSecret})
+	assert.Equal(t, seed.DialectSQLite, target.Dialect())
+	n, err := seed.Copy(t.Context(), target, "items", []string{"id", "name", "price"}, itemRows3(10))
 	require.NoError(t, err)
-	assert.True(t, pop.Applied)
+	assert.EqualValues(t, 10, n)
+}
+
+// itemRows3 yields n items without their note.
+func itemRows3(n int) seed.Rows {
+	return func(yield func([]any) bool) error {
+		for i := range n {
+			if !yield([]any{int64(i + 1), fmt.Sprintf("item %d", i+1), 1.5}) {
+				return nil
+			}
+		}
+		return nil
+	}
 }
 
 func TestRedactURL(t *testing.T) {
@@ -84,17 +98,17 @@ func TestRedactURL(t *testing.T) {
 }
 
 func TestPostgresOverAPool(t *testing.T) {
-	url := postgresURL(t)
-	pool, err := pgxpool.New(t.Context(), url)
+	pool, err := pgxpool.New(t.Context(), postgresURL(t))
 	require.NoError(t, err)
 	defer pool.Close()
-	for _, q := range migrations(schema.Postgres) {
-		_, err := pool.Exec(t.Context(), q)
-		require.NoError(t, err)
-	}
-	spec := seed.Spec{UsageRows: 100, Secret: testSecret}
-	pop, err := seed.Apply(t.Context(), seed.Postgres(pool), spec)
+	_, err = pool.Exec(t.Context(), itemsTable)
 	require.NoError(t, err)
-	assert.True(t, pop.Applied)
-	require.NoError(t, seed.Remove(t.Context(), seed.Postgres(pool), spec))
+	target := seed.Postgres(pool)
+	assert.Equal(t, seed.DialectPostgres, target.Dialect())
+	n, err := seed.Copy(t.Context(), target, "items", []string{"id", "name", "price"}, itemRows3(100))
+	require.NoError(t, err)
+	assert.EqualValues(t, 100, n)
+	var got int64
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM items`).Scan(&got))
+	assert.EqualValues(t, 100, got)
 }

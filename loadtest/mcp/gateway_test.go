@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/examples/relay/server"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
@@ -44,11 +45,11 @@ func TestGatewayWorkloadAgainstTheRelay(t *testing.T) {
 	db, err := seed.Open(t.Context(), "sqlite:"+cfg.SQLitePath)
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	spec := seed.Smoke
+	spec := relayseed.Smoke
 	spec.Secret = []byte("gateway test secret")
 	spec.UpstreamURL = up.URL + "/mcp"
 	spec.End = time.Now()
-	pop, err := seed.Apply(t.Context(), db, spec)
+	pop, err := relayseed.Apply(t.Context(), db, spec)
 	require.NoError(t, err)
 
 	hc, err := httpc.New(httpc.Options{Timeout: 10 * time.Second})

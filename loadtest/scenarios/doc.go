@@ -28,8 +28,9 @@
 //     examples/desk — 250 to 3,000 agents on one desk (Standard) or two
 //     web servers, a worker and PgBouncer (Scale), live client and poll.
 //
-// Each scenario starts the stack with package fixtures, seeds it with
-// package seed, drives a plan with package loadtest, fails on an SLO
+// Each scenario starts the stack with package fixtures, seeds it with its
+// product's seeder (examples/relay/relayseed, examples/desk/deskseed, built
+// on package seed), drives a plan with package loadtest, fails on an SLO
 // breach, and writes its result to testdata/results/ and compares it with
 // testdata/golden/. Knobs come from the environment (USERS, RAMP, HOLD, GAP,
 // SEED, a knee's START, FACTOR, MAX…, LOADTEST_BACKEND, LOADTEST_DB,

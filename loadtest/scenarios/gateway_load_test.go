@@ -10,13 +10,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
 	"github.com/headroom-dev/headroom/loadtest/prom"
 	"github.com/headroom-dev/headroom/loadtest/sse"
-	"github.com/headroom-dev/headroom/seed"
 )
 
 // The seed-000 scenarios (the knee, the rate ceilings, idle streams) share
@@ -54,11 +54,11 @@ func afterProbes(t *testing.T, stack *fixtures.Stack) {
 // populate seeds users users (each with the seed's five connectors to the
 // stack's mock upstream) and rows recorded tool calls over the month
 // before now.
-func populate(t *testing.T, k *loadtest.Knobs, stack *fixtures.Stack, users, rows int, seedN uint64) *seed.Population {
-	spec := seed.Smoke.ForUsers(users)
+func populate(t *testing.T, k *loadtest.Knobs, stack *fixtures.Stack, users, rows int, seedN uint64) *relayseed.Population {
+	spec := relayseed.Smoke.ForUsers(users)
 	spec.UsageRows, spec.End, spec.Seed, spec.Secret = rows, time.Now().Truncate(time.Hour), seedN, []byte("seed-000")
 	spec.UpstreamURL = stack.UpstreamURLFromTarget + "/mcp"
-	pop := seed.Populate(t, stack.SeedURL(), spec)
+	pop := relayseed.Populate(t, stack.SeedURL(), spec)
 	k.Set("population", pop)
 	return pop
 }

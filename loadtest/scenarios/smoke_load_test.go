@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
@@ -15,7 +16,6 @@ import (
 	"github.com/headroom-dev/headroom/loadtest/prom"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 	"github.com/headroom-dev/headroom/mockupstream"
-	"github.com/headroom-dev/headroom/seed"
 )
 
 // TestLoad_Smoke checks that one relay instance (1 CPU / 512 MiB) on
@@ -61,13 +61,13 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 		fixtures.WithUpstreamBehavior(upstream), fixtures.WithTargetEnv(map[string]string{"RELAY_METRICS": "1"}))
 
 	// Enough users for the top step, with a month of usage for the dashboard.
-	spec := seed.Smoke.ForUsers(top)
+	spec := relayseed.Smoke.ForUsers(top)
 	spec.UsageRows, spec.End, spec.Seed, spec.Secret = 200_000, time.Now().Truncate(time.Hour), seedN, []byte("smoke")
 	spec.UpstreamURL = stack.UpstreamURLFromTarget + "/mcp"
 	if testing.Short() {
 		spec.UsageRows = 20_000
 	}
-	pop := seed.Populate(t, stack.SeedURL(), spec)
+	pop := relayseed.Populate(t, stack.SeedURL(), spec)
 	k.Set("population", pop)
 
 	// One connection per user at the top step: users never queue for one.

@@ -10,12 +10,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/study"
 	"github.com/headroom-dev/headroom/mockupstream"
-	"github.com/headroom-dev/headroom/seed"
 )
 
 // The runtime studies (seed 003) — TestLoad_Forward, TestLoad_FeatureTax,
@@ -43,7 +43,7 @@ func stubUpstream(delay time.Duration) mockupstream.Behavior {
 // cellStack is one cell's running relay and the generator's client.
 type cellStack struct {
 	stack *fixtures.Stack
-	pop   *seed.Population
+	pop   *relayseed.Population
 	hc    *httpc.Client
 }
 

@@ -1,5 +1,5 @@
 // Package schema is the relay's database schema, shared by the relay (which
-// applies it at start) and by package seed (which fills it). It holds the
+// applies it at start) and by package relayseed (which fills it). It holds the
 // migrations for both storage backends and the token hash the relay stores.
 //
 // Conventions both dialects keep:

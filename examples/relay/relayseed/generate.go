@@ -1,4 +1,4 @@
-package seed
+package relayseed
 
 import (
 	"math"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/headroom-dev/headroom/examples/relay/schema"
 	"github.com/headroom-dev/headroom/loadtest/dist"
+	"github.com/headroom-dev/headroom/seed"
 )
 
 // The distributions of the recorded calls, after the gateway's published
@@ -73,7 +74,7 @@ type Table struct {
 	// Columns are the columns each row fills, in order.
 	Columns []string
 	// Rows generates the rows, the same on every call.
-	Rows Rows
+	Rows seed.Rows
 	// Len is the number of rows Rows yields.
 	Len int64
 }

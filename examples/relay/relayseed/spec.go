@@ -1,4 +1,4 @@
-package seed
+package relayseed
 
 import (
 	"crypto/sha256"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-dev/headroom/seed"
 )
 
 // Spec describes a population. Zero fields take the documented defaults, so
@@ -64,7 +66,7 @@ type Spec struct {
 	Seed uint64
 	// Secret derives every user's token ([Token]); required. It is never
 	// printed, encoded, logged or part of [Spec.Hash].
-	Secret Secret `json:"-"`
+	Secret seed.Secret `json:"-"`
 }
 
 // Defaults of a [Spec]'s zero fields.
@@ -223,7 +225,7 @@ func (s Spec) validate(needSecret bool) error {
 		bad("Name %q must have no surrounding spaces and at most 200 bytes", s.Name)
 	}
 	if needSecret && len(s.Secret) == 0 {
-		bad("Secret is empty; set it (e.g. 32 random bytes) and give the same secret to the load generators, which derive tokens with seed.Token")
+		bad("Secret is empty; set it (e.g. 32 random bytes) and give the same secret to the load generators, which derive tokens with relayseed.Token")
 	}
 	return errors.Join(errs...)
 }
@@ -268,14 +270,14 @@ func (s Spec) String() string {
 	}
 	secret := "unset"
 	if len(s.Secret) > 0 {
-		secret = redacted
+		secret = s.Secret.String()
 	}
 	end := "default"
 	if !s.End.IsZero() {
 		end = s.End.UTC().Format(time.RFC3339Nano)
 	}
-	return fmt.Sprintf("seed.Spec{Name:%q Workspaces:%d UsersPerWorkspace:%d ConnectorsPerUser:%d Tools:%s UpstreamURL:%q UsageRows:%d EventsRows:%d Days:%d End:%s Seed:%d Secret:%s}",
-		s.Name, s.Workspaces, s.UsersPerWorkspace, s.ConnectorsPerUser, tools, RedactURL(s.UpstreamURL),
+	return fmt.Sprintf("relayseed.Spec{Name:%q Workspaces:%d UsersPerWorkspace:%d ConnectorsPerUser:%d Tools:%s UpstreamURL:%q UsageRows:%d EventsRows:%d Days:%d End:%s Seed:%d Secret:%s}",
+		s.Name, s.Workspaces, s.UsersPerWorkspace, s.ConnectorsPerUser, tools, seed.RedactURL(s.UpstreamURL),
 		s.UsageRows, s.EventsRows, s.Days, end, s.Seed, secret)
 }
 

@@ -1,4 +1,4 @@
-package seed_test
+package relayseed_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/seed"
 )
 
@@ -18,7 +19,7 @@ func TestSpecForUsers(t *testing.T) {
 		{0, 5, 5},     // the default single workspace
 		{4, 1, 1},     // at least one per workspace
 	} {
-		s := seed.Smoke
+		s := relayseed.Smoke
 		s.Workspaces = tc.workspaces
 		got := s.ForUsers(tc.users)
 		assert.Equal(t, tc.perWorkspace, got.UsersPerWorkspace, "%d users in %d workspaces", tc.users, tc.workspaces)
@@ -30,9 +31,9 @@ func TestSpecForUsers(t *testing.T) {
 // turn.
 func TestPopulateAndTokenOf(t *testing.T) {
 	_, _, path := newSQLite(t, true)
-	spec := seed.Smoke.ForUsers(3)
+	spec := relayseed.Smoke.ForUsers(3)
 	spec.Secret = seed.Secret("populate")
-	pop := seed.Populate(t, "sqlite:"+path, spec)
+	pop := relayseed.Populate(t, "sqlite:"+path, spec)
 	require.Len(t, pop.Users, 3)
 	assert.Equal(t, pop.Token(pop.Users[0].ID), pop.TokenOf(0))
 	assert.Equal(t, pop.Token(pop.Users[1].ID), pop.TokenOf(4), "user 4 of a load test is the population's second")

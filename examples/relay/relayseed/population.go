@@ -1,9 +1,11 @@
-package seed
+package relayseed
 
 import (
-	"fmt"
 	"strconv"
 	"time"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // Population is what a seeded spec holds, as the load generators need it:
@@ -133,7 +135,10 @@ func (p *Population) User(id int64) (User, bool) {
 // String summarizes the population in one line, without the secret.
 func (p *Population) String() string {
 	s := p.Spec
-	return fmt.Sprintf("population %q (spec hash %s): %s workspaces, %s users, %s connectors, %s usage rows, %s events over %d days ending %s",
-		s.Name, p.Hash, count(int64(len(p.Workspaces))), count(int64(len(p.Users))), count(int64(len(p.Users)*s.ConnectorsPerUser)),
-		count(int64(s.UsageRows)), count(int64(s.EventsRows)), s.Days, s.End.Format(time.RFC3339))
+	return thousands.Sprintf("population %q (spec hash %s): %d workspaces, %d users, %d connectors, %d usage rows, %d events over %d days ending %s",
+		s.Name, p.Hash, len(p.Workspaces), len(p.Users), len(p.Users)*s.ConnectorsPerUser,
+		s.UsageRows, s.EventsRows, s.Days, s.End.Format(time.RFC3339))
 }
+
+// thousands prints numbers with thousands separators: 1234567 → "1,234,567".
+var thousands = message.NewPrinter(language.English)

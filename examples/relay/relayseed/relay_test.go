@@ -1,4 +1,4 @@
-package seed_test
+package relayseed_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/examples/relay/server"
 	"github.com/headroom-dev/headroom/mockupstream"
 	"github.com/headroom-dev/headroom/seed"
@@ -95,11 +96,11 @@ func TestRelayAcceptsSeededTokens(t *testing.T) {
 			target, err := seed.Open(t.Context(), dbURL)
 			require.NoError(t, err)
 			t.Cleanup(func() { target.Close() })
-			spec := seed.Smoke
+			spec := relayseed.Smoke
 			spec.Secret = testSecret
 			spec.UpstreamURL = up.URL + "/mcp"
 			spec.End = time.Now()
-			pop, err := seed.Apply(t.Context(), target, spec)
+			pop, err := relayseed.Apply(t.Context(), target, spec)
 			require.NoError(t, err)
 			u := pop.Users[3]
 			token := pop.Token(u.ID)
@@ -136,8 +137,8 @@ func TestRelayAcceptsSeededTokens(t *testing.T) {
 			for _, tc := range []struct {
 				name, token string
 			}{
-				{"token=wrong-secret", seed.Token([]byte("not the secret"), u.ID)}, // another secret
-				{"token=unknown-user", pop.Token(int64(len(pop.Users) + 1))},       // a user the population lacks
+				{"token=wrong-secret", relayseed.Token([]byte("not the secret"), u.ID)}, // another secret
+				{"token=unknown-user", pop.Token(int64(len(pop.Users) + 1))},            // a user the population lacks
 				{"token=none", ""}, // no Authorization header
 			} {
 				t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package seed_test
+package relayseed_test
 
 import (
 	"strconv"
@@ -7,12 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/mockupstream"
-	"github.com/headroom-dev/headroom/seed"
 )
 
 func TestPopulationLayout(t *testing.T) {
-	s := seed.Spec{Workspaces: 3, UsersPerWorkspace: 4, ConnectorsPerUser: 3,
+	s := relayseed.Spec{Workspaces: 3, UsersPerWorkspace: 4, ConnectorsPerUser: 3,
 		Tools: []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6"}, Secret: testSecret}
 	pop, err := s.Population()
 	require.NoError(t, err)
@@ -39,7 +39,7 @@ func TestPopulationLayout(t *testing.T) {
 	assert.Equal(t, []string{"t1", "t4"}, u.Connectors[1].Tools)
 	assert.Equal(t, []string{"t2", "t5"}, u.Connectors[2].Tools)
 	assert.Equal(t, []string{"slack__t1", "slack__t4"}, u.Connectors[1].QualifiedTools())
-	assert.Equal(t, seed.Token(testSecret, 6), pop.Token(u.ID))
+	assert.Equal(t, relayseed.Token(testSecret, 6), pop.Token(u.ID))
 
 	got, ok := pop.User(6)
 	require.True(t, ok)
@@ -52,13 +52,13 @@ func TestPopulationLayout(t *testing.T) {
 
 func TestConnectorNamesAreUnique(t *testing.T) {
 	seen := map[string]bool{}
-	for k := range seed.MaxConnectorsPerUser {
-		n := seed.ConnectorName(k)
+	for k := range relayseed.MaxConnectorsPerUser {
+		n := relayseed.ConnectorName(k)
 		require.False(t, seen[n], "connector name %q repeats at %d", n, k)
 		seen[n] = true
 	}
-	assert.Equal(t, "github", seed.ConnectorName(0))
-	assert.Equal(t, "github-2", seed.ConnectorName(16))
+	assert.Equal(t, "github", relayseed.ConnectorName(0))
+	assert.Equal(t, "github-2", relayseed.ConnectorName(16))
 }
 
 func TestMockToolsMatchTheMockUpstream(t *testing.T) {
@@ -68,8 +68,8 @@ func TestMockToolsMatchTheMockUpstream(t *testing.T) {
 			for _, tool := range mockupstream.Tools(n) {
 				want = append(want, tool.Name)
 			}
-			assert.Equal(t, want, seed.MockTools(n))
+			assert.Equal(t, want, relayseed.MockTools(n))
 		})
 	}
-	assert.Equal(t, seed.MockTools(20), seed.DefaultTools())
+	assert.Equal(t, relayseed.MockTools(20), relayseed.DefaultTools())
 }

@@ -1,4 +1,4 @@
-package seed_test
+package relayseed_test
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/examples/relay/schema"
 	"github.com/headroom-dev/headroom/fixtures/localpg"
 	"github.com/headroom-dev/headroom/seed"
@@ -25,14 +26,14 @@ const benchUsageRows = 1_000_000
 
 // benchSpec is the published population's shape with a 1,000,000-row usage
 // table.
-func benchSpec() seed.Spec {
-	s := seed.Published
+func benchSpec() relayseed.Spec {
+	s := relayseed.Published
 	s.UsageRows, s.EventsRows, s.Secret = benchUsageRows, 0, testSecret
 	return s
 }
 
 // writeCopyText writes the rows of t in COPY's text format to path.
-func writeCopyText(tb testing.TB, t seed.Table, path string) {
+func writeCopyText(tb testing.TB, t relayseed.Table, path string) {
 	tb.Helper()
 	f, err := os.Create(path)
 	require.NoError(tb, err)
@@ -174,8 +175,8 @@ func BenchmarkGenerateUsage(b *testing.B) {
 func BenchmarkApplyPresets(b *testing.B) {
 	for _, p := range []struct {
 		name string
-		spec seed.Spec
-	}{{"Published", seed.Published}, {"Helpdesk", seed.Helpdesk}} {
+		spec relayseed.Spec
+	}{{"Published", relayseed.Published}, {"Helpdesk", relayseed.Helpdesk}} {
 		spec := p.spec
 		spec.Secret = testSecret
 		for _, d := range []string{"postgres", "sqlite"} {
@@ -191,7 +192,7 @@ func BenchmarkApplyPresets(b *testing.B) {
 					}
 					b.StartTimer()
 					start := time.Now()
-					pop, err := seed.Apply(context.Background(), target, spec)
+					pop, err := relayseed.Apply(context.Background(), target, spec)
 					total += time.Since(start)
 					require.NoError(b, err)
 					require.True(b, pop.Applied)

@@ -1,4 +1,4 @@
-package seed_test
+package relayseed_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/examples/relay/schema"
 	"github.com/headroom-dev/headroom/seed"
 )
@@ -38,8 +39,8 @@ var dialects = []struct {
 }
 
 // testSpec is a population big enough for distributions to show.
-func testSpec() seed.Spec {
-	return seed.Spec{Workspaces: 2, UsersPerWorkspace: 25, ConnectorsPerUser: 5,
+func testSpec() relayseed.Spec {
+	return relayseed.Spec{Workspaces: 2, UsersPerWorkspace: 25, ConnectorsPerUser: 5,
 		UsageRows: 20_000, EventsRows: 2_000, Days: 14, Seed: 7, Secret: testSecret,
 		UpstreamURL: "http://127.0.0.1:9/mcp"}
 }
@@ -54,7 +55,7 @@ func TestApplyWritesThePopulation(t *testing.T) {
 			e := d.new(t, true)
 			spec := testSpec()
 			var logs []string
-			pop, err := seed.Apply(t.Context(), e.target, spec, seed.WithLogf(func(f string, a ...any) {
+			pop, err := relayseed.Apply(t.Context(), e.target, spec, relayseed.WithLogf(func(f string, a ...any) {
 				logs = append(logs, f)
 			}))
 			require.NoError(t, err)
@@ -72,13 +73,13 @@ func TestApplyWritesThePopulation(t *testing.T) {
 			// Every user's token hash is that of its derived token.
 			require.NoError(t, e.q(t.Context(), "SELECT id, token_hash FROM users", func(v []any) {
 				id := v[0].(int64)
-				assert.Equal(t, schema.TokenHash(seed.Token(testSecret, id)), v[1], "user %d", id)
+				assert.Equal(t, schema.TokenHash(relayseed.Token(testSecret, id)), v[1], "user %d", id)
 			}))
 			var name, hash string
 			require.NoError(t, e.q(t.Context(), "SELECT name, spec_hash FROM seed_marker", func(v []any) {
 				name, hash = v[0].(string), v[1].(string)
 			}))
-			assert.Equal(t, seed.DefaultName, name)
+			assert.Equal(t, relayseed.DefaultName, name)
 			assert.Equal(t, spec.Hash(), hash)
 
 			checkUsage(t, e.q, pop)
@@ -97,7 +98,7 @@ func micros(v any) int64 {
 }
 
 // checkUsage checks the distributions of the seeded calls.
-func checkUsage(t *testing.T, q querier, pop *seed.Population) {
+func checkUsage(t *testing.T, q querier, pop *relayseed.Population) {
 	t.Helper()
 	s := pop.Spec
 	end := s.End.UnixMicro()
@@ -116,7 +117,7 @@ func checkUsage(t *testing.T, q querier, pop *seed.Population) {
 		u, ok := pop.User(uid)
 		require.True(t, ok, "row %d: user %d not in the population", n, uid)
 		require.Equal(t, u.WorkspaceID, ws, "row %d: workspace of user %d", n, uid)
-		i := slices.IndexFunc(u.Connectors, func(c seed.Connector) bool { return c.ID == cid })
+		i := slices.IndexFunc(u.Connectors, func(c relayseed.Connector) bool { return c.ID == cid })
 		require.GreaterOrEqual(t, i, 0, "row %d: connector %d is not user %d's", n, cid, uid)
 		require.Contains(t, u.Connectors[i].QualifiedTools(), tool, "row %d: tool %q is not on connector %d", n, tool, cid)
 		require.True(t, at >= start && at < end, "row %d: started_at %d outside [%d, %d)", n, at, start, end)
@@ -153,8 +154,8 @@ func checkUsage(t *testing.T, q querier, pop *seed.Population) {
 	slices.Sort(counts)
 	assert.Len(t, counts, len(s.Tools), "every tool is called")
 	assert.Greater(t, counts[len(counts)-1], 5*counts[0], "tool popularity is skewed")
-	first := seed.ConnectorName(0) + "__" + s.Tools[0]
-	last := seed.ConnectorName((len(s.Tools)-1)%s.ConnectorsPerUser) + "__" + s.Tools[len(s.Tools)-1]
+	first := relayseed.ConnectorName(0) + "__" + s.Tools[0]
+	last := relayseed.ConnectorName((len(s.Tools)-1)%s.ConnectorsPerUser) + "__" + s.Tools[len(s.Tools)-1]
 	assert.Greater(t, tools[first], 5*tools[last], "earlier tools are more popular")
 
 	users := make([]int, 0, len(perUser))
@@ -170,7 +171,7 @@ func checkUsage(t *testing.T, q querier, pop *seed.Population) {
 }
 
 // checkEvents checks the seeded events: kind, payload, time order.
-func checkEvents(t *testing.T, q querier, pop *seed.Population) {
+func checkEvents(t *testing.T, q querier, pop *relayseed.Population) {
 	t.Helper()
 	end := pop.Spec.End.UnixMicro()
 	var last int64
@@ -189,7 +190,7 @@ func checkEvents(t *testing.T, q querier, pop *seed.Population) {
 		}
 		require.NoError(t, json.Unmarshal([]byte(payload), &p), payload)
 		u, _ := pop.User(uid)
-		i := slices.IndexFunc(u.Connectors, func(c seed.Connector) bool { return c.ID == p.ConnectorID })
+		i := slices.IndexFunc(u.Connectors, func(c relayseed.Connector) bool { return c.ID == p.ConnectorID })
 		require.GreaterOrEqual(t, i, 0, "connector %d is user %d's", p.ConnectorID, uid)
 		assert.Contains(t, u.Connectors[i].QualifiedTools(), p.Tool)
 		assert.Contains(t, []string{"ok", "tool_error", "timeout", "upstream_error"}, p.Outcome)
@@ -209,7 +210,7 @@ func TestApplyIsDeterministic(t *testing.T) {
 	for _, d := range dialects {
 		for run := range 2 {
 			e := d.new(t, true)
-			_, err := seed.Apply(t.Context(), e.target, spec)
+			_, err := relayseed.Apply(t.Context(), e.target, spec)
 			require.NoError(t, err)
 			got := digest(t, e.q)
 			if run == 1 {
@@ -225,7 +226,7 @@ func TestApplyIsDeterministic(t *testing.T) {
 	other := spec
 	other.Seed++
 	e := dialects[0].new(t, true)
-	_, err := seed.Apply(t.Context(), e.target, other)
+	_, err := relayseed.Apply(t.Context(), e.target, other)
 	require.NoError(t, err)
 	got := digest(t, e.q)
 	assert.NotEqual(t, digests["sqlite"]["usage"], got["usage"], "another seed draws other calls")
@@ -237,13 +238,13 @@ func TestApplyIsIdempotent(t *testing.T) {
 		t.Run("dialect="+d.name, func(t *testing.T) {
 			e := d.new(t, true)
 			spec := testSpec()
-			_, err := seed.Apply(t.Context(), e.target, spec)
+			_, err := relayseed.Apply(t.Context(), e.target, spec)
 			require.NoError(t, err)
 			before := digest(t, e.q)
 
 			t.Run("spec=same", func(t *testing.T) {
 				var logs []string
-				pop, err := seed.Apply(t.Context(), e.target, spec, seed.WithLogf(func(f string, a ...any) {
+				pop, err := relayseed.Apply(t.Context(), e.target, spec, relayseed.WithLogf(func(f string, a ...any) {
 					logs = append(logs, f)
 				}))
 				require.NoError(t, err)
@@ -256,17 +257,17 @@ func TestApplyIsIdempotent(t *testing.T) {
 			t.Run("spec=different", func(t *testing.T) {
 				other := spec
 				other.UsageRows++
-				_, err := seed.Apply(t.Context(), e.target, other)
+				_, err := relayseed.Apply(t.Context(), e.target, other)
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "different spec")
-				assert.Contains(t, err.Error(), "seed.Remove")
+				assert.Contains(t, err.Error(), "relayseed.Remove")
 				assert.Contains(t, err.Error(), spec.Hash(), "names the seeded hash")
 				assert.Equal(t, before, digest(t, e.q))
 			})
 			t.Run("secret=different", func(t *testing.T) {
 				other := spec
 				other.Secret = []byte("not the seeding secret")
-				_, err := seed.Apply(t.Context(), e.target, other)
+				_, err := relayseed.Apply(t.Context(), e.target, other)
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "another secret")
 				assert.NotContains(t, err.Error(), "not the seeding secret")
@@ -280,7 +281,7 @@ func TestRemove(t *testing.T) {
 		t.Run("dialect="+d.name, func(t *testing.T) {
 			e := d.new(t, true)
 			spec := testSpec()
-			_, err := seed.Apply(t.Context(), e.target, spec)
+			_, err := relayseed.Apply(t.Context(), e.target, spec)
 			require.NoError(t, err)
 			// A row the relay recorded for a seeded user since.
 			_, err = seed.Copy(t.Context(), e.target, "usage", []string{"workspace_id", "user_id", "connector_id", "tool", "started_at", "duration_us", "outcome", "bytes"},
@@ -289,20 +290,20 @@ func TestRemove(t *testing.T) {
 
 			other := spec
 			other.Seed++
-			err = seed.Remove(t.Context(), e.target, other)
+			err = relayseed.Remove(t.Context(), e.target, other)
 			require.Error(t, err, "another spec's rows are not ours to guess")
 			assert.Contains(t, err.Error(), "pass the spec that seeded it")
 			assert.Equal(t, 20_001, count(t, e.q, "usage"))
 
 			noSecret := spec
 			noSecret.Secret = nil
-			require.NoError(t, seed.Remove(t.Context(), e.target, noSecret), "Remove needs no secret")
+			require.NoError(t, relayseed.Remove(t.Context(), e.target, noSecret), "Remove needs no secret")
 			for _, tb := range tables {
 				assert.Zero(t, count(t, e.q, tb.name), tb.name)
 			}
-			require.NoError(t, seed.Remove(t.Context(), e.target, spec), "removing again does nothing")
+			require.NoError(t, relayseed.Remove(t.Context(), e.target, spec), "removing again does nothing")
 
-			pop, err := seed.Apply(t.Context(), e.target, other)
+			pop, err := relayseed.Apply(t.Context(), e.target, other)
 			require.NoError(t, err, "another spec applies after Remove")
 			assert.True(t, pop.Applied)
 		})
@@ -311,7 +312,7 @@ func TestRemove(t *testing.T) {
 
 // timeFor returns t as the target's dialect stores it.
 func timeFor(target seed.DB, t time.Time) any {
-	if target.Dialect() == schema.SQLite {
+	if target.Dialect() == seed.DialectSQLite {
 		return t.UnixMicro()
 	}
 	return t
@@ -323,18 +324,18 @@ func TestApplyRejectsBadInputBeforeWriting(t *testing.T) {
 			e := d.new(t, true)
 			for _, tc := range []struct {
 				name string
-				spec seed.Spec
+				spec relayseed.Spec
 				want string
 			}{
 				// A negative size.
-				{"spec=negative", seed.Spec{UsageRows: -1, Secret: testSecret}, "UsageRows is -1"},
+				{"spec=negative", relayseed.Spec{UsageRows: -1, Secret: testSecret}, "UsageRows is -1"},
 				// More connectors than tools.
-				{"spec=connectors>tools", seed.Spec{ConnectorsPerUser: 3, Tools: []string{"a", "b"}, Secret: testSecret}, "only 2 tools"},
+				{"spec=connectors>tools", relayseed.Spec{ConnectorsPerUser: 3, Tools: []string{"a", "b"}, Secret: testSecret}, "only 2 tools"},
 				// No secret.
-				{"spec=no-secret", seed.Spec{UsageRows: 10}, "Secret is empty"},
+				{"spec=no-secret", relayseed.Spec{UsageRows: 10}, "Secret is empty"},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					_, err := seed.Apply(t.Context(), e.target, tc.spec)
+					_, err := relayseed.Apply(t.Context(), e.target, tc.spec)
 					require.Error(t, err)
 					assert.Contains(t, err.Error(), tc.want)
 					for _, tb := range tables {
@@ -358,8 +359,8 @@ func TestApplyFailingHalfwayLeavesNothing(t *testing.T) {
 			var cancelled bool
 			// The first progress line comes during the usage load, after
 			// workspaces, users and connectors are written: cancel there.
-			_, err = seed.Apply(ctx, target, testSpec(), seed.WithProgressEvery(time.Nanosecond),
-				seed.WithLogf(func(f string, a ...any) {
+			_, err = relayseed.Apply(ctx, target, testSpec(), relayseed.WithProgressEvery(time.Nanosecond),
+				relayseed.WithLogf(func(f string, a ...any) {
 					if !cancelled && strings.Contains(f, "rows/s") {
 						cancelled = true
 						cancel()
@@ -380,7 +381,7 @@ func TestApplyNeedsTheSchema(t *testing.T) {
 	for _, d := range dialects {
 		t.Run("dialect="+d.name, func(t *testing.T) {
 			e := d.new(t, false)
-			_, err := seed.Apply(t.Context(), e.target, testSpec())
+			_, err := relayseed.Apply(t.Context(), e.target, testSpec())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "apply the schema first")
 		})
@@ -394,7 +395,7 @@ func TestApplyRefusesOccupiedIDs(t *testing.T) {
 			_, err := seed.Copy(t.Context(), e.target, "workspaces", []string{"id", "name"},
 				seed.FromSeq(slices.Values([][]any{{int64(2), "someone else's"}})))
 			require.NoError(t, err)
-			_, err = seed.Apply(t.Context(), e.target, testSpec())
+			_, err = relayseed.Apply(t.Context(), e.target, testSpec())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "no seed_marker row")
 			assert.Equal(t, 1, count(t, e.q, "workspaces"))
@@ -410,7 +411,7 @@ func TestApplyReportsAnUnreachableDatabase(t *testing.T) {
 			target, err := seed.Open(t.Context(), e.url)
 			require.NoError(t, err)
 			require.NoError(t, target.Close())
-			_, err = seed.Apply(t.Context(), target, testSpec())
+			_, err = relayseed.Apply(t.Context(), target, testSpec())
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "cannot reach")
 		})

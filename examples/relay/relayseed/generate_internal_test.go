@@ -1,4 +1,4 @@
-package seed
+package relayseed
 
 import (
 	"encoding/json"

@@ -1,0 +1,51 @@
+// Package layers keeps the framework apart from its demo products: a test
+// of the module's import graph.
+package layers_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// module is the module path; the framework's packages sit under it.
+const module = "github.com/headroom-dev/headroom"
+
+// framework are the packages a team's tests import: the core, the stack,
+// the seeder, the mock upstream and the command line.
+var framework = []string{"./loadtest/...", "./fixtures/...", "./seed/...", "./mockupstream/...", "./cmd/..."}
+
+// productDeps returns the packages under examples/ that pkgs build on.
+func productDeps(t *testing.T, pkgs ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...)
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list -deps %s", strings.Join(pkgs, " "))
+	var got []string
+	lines := strings.Fields(string(out))
+	require.NotEmpty(t, lines)
+	for _, p := range lines {
+		if strings.HasPrefix(p, module+"/examples/") {
+			got = append(got, p)
+		}
+	}
+	return got
+}
+
+// The framework imports nothing under examples/: the reference products
+// build on it, never the other way round, so a team's own service can be
+// load-tested without the relay, the desk or their populations.
+func TestFrameworkImportsNoProduct(t *testing.T) {
+	assert.Empty(t, productDeps(t, framework...),
+		"the framework must not import the example products; move the product-specific piece beside its product (e.g. examples/relay/relayseed) and keep the generic part in the framework")
+}
+
+// The check sees an import of a product when there is one.
+func TestProductImportsAreSeen(t *testing.T) {
+	assert.Contains(t, productDeps(t, "./examples/relay/relayseed"), module+"/examples/relay/schema")
+}
