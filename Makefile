@@ -62,7 +62,7 @@ deps: ## install what a fresh Debian machine lacks: PostgreSQL's server binaries
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq postgresql-15 pgbouncer >/dev/null; }
 
 images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL) when Docker answers; cached by content hash
-	$(GO) run ./fixtures/cmd/images
+	$(GO) run ./fixtures/cmd/images ./examples/relay ./examples/desk ./examples/orch
 
 bench: bench-deps ## benchmarks: the whole generator path's CPU/request beside wrk's, saturation, held streams, recorder, seeding, upstream and relay costs
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/

@@ -182,10 +182,10 @@ var writers struct {
 }
 
 // RegisterWriter adds a writer that [Test] calls each time it writes a
-// result: before the run, after every step and at the end. A package that
-// renders results registers itself when imported, so that
+// result: before the run, after every step and at the end. Call it from a
+// TestMain, before the tests run:
 //
-//	import _ "github.com/headroom-dev/headroom/loadtest/report"
+//	loadtest.RegisterWriter("html", report.WriteHTML)
 //
 // makes every TestLoad_* of the test binary leave an HTML report beside
 // its JSON. Registering a name again replaces the writer.

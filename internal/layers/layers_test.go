@@ -22,19 +22,7 @@ var framework = []string{"./loadtest/...", "./fixtures/...", "./seed/...", "./mo
 // productDeps returns the packages under examples/ that pkgs build on.
 func productDeps(t *testing.T, pkgs ...string) []string {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...)
-	cmd.Dir = filepath.Join("..", "..")
-	out, err := cmd.Output()
-	require.NoError(t, err, "go list -deps %s", strings.Join(pkgs, " "))
-	var got []string
-	lines := strings.Fields(string(out))
-	require.NotEmpty(t, lines)
-	for _, p := range lines {
-		if strings.HasPrefix(p, module+"/examples/") {
-			got = append(got, p)
-		}
-	}
-	return got
+	return deps(t, module+"/examples/", pkgs...)
 }
 
 // The framework imports nothing under examples/: the reference products
@@ -48,4 +36,29 @@ func TestFrameworkImportsNoProduct(t *testing.T) {
 // The check sees an import of a product when there is one.
 func TestProductImportsAreSeen(t *testing.T) {
 	assert.Contains(t, productDeps(t, "./examples/relay/relayseed"), module+"/examples/relay/schema")
+}
+
+// deps returns the packages pkgs build on whose path starts with prefix.
+func deps(t *testing.T, prefix string, pkgs ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...)
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list -deps %s", strings.Join(pkgs, " "))
+	var got []string
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, prefix) {
+			got = append(got, p)
+		}
+	}
+	return got
+}
+
+// A stack does not pull in rendering: the HTML report (and gonum/plot
+// under it) is a writer a test registers where it can be seen, in its
+// TestMain, not a side effect of importing the fixtures.
+func TestStackPullsNoRendering(t *testing.T) {
+	assert.Empty(t, deps(t, module+"/loadtest/report", "./fixtures", "./loadtest"),
+		"register report.WriteHTML with loadtest.RegisterWriter in a TestMain instead of importing loadtest/report for its side effect")
+	assert.NotEmpty(t, deps(t, "gonum.org/v1/plot", "./loadtest/report"), "the check sees the plotting library where it is")
 }

@@ -2,9 +2,12 @@
 // with gonum.org/v1/plot), as one self-contained HTML page, and indexes a
 // directory of results.
 //
-// Importing the package registers an HTML writer with [loadtest.RegisterWriter]:
+// Registering its HTML writer in a TestMain,
 //
-//	import _ "github.com/headroom-dev/headroom/loadtest/report"
+//	func TestMain(m *testing.M) {
+//		loadtest.RegisterWriter("html", report.WriteHTML)
+//		fixtures.Main(m)
+//	}
 //
 // makes every loadtest.Test of the binary leave <base>.html beside its
 // <base>.json, rewritten after every step.

@@ -17,10 +17,6 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 )
 
-func init() {
-	loadtest.RegisterWriter("html", WriteHTML)
-}
-
 // HTMLPath returns where the HTML report of the result at jsonPath goes:
 // beside it, <base>.html.
 func HTMLPath(jsonPath string) string {
@@ -28,8 +24,9 @@ func HTMLPath(jsonPath string) string {
 }
 
 // WriteHTML writes the HTML report of res beside its JSON file at
-// jsonPath, as <base>.html, atomically (a temporary file renamed). It is
-// the writer the package registers with loadtest.RegisterWriter.
+// jsonPath, as <base>.html, atomically (a temporary file renamed). Pass it
+// to loadtest.RegisterWriter in a TestMain for every loadtest.Test of the
+// binary to leave its HTML report beside its JSON.
 func WriteHTML(res *loadtest.Result, jsonPath string) error {
 	b, err := HTML(res, jsonPath)
 	if err != nil {

@@ -145,11 +145,11 @@ func startDesk(t *testing.T, setup string, agents int) *fixtures.Stack {
 		"DESK_MAIL_ALLOW_PRIVATE": "1", // a container network's mock
 	}
 	opts := []fixtures.Option{fixtures.WithConnections(agents + agents/2)}
-	web := fixtures.Desk()
+	web := deskload.Service()
 	web.CPUs, web.Memory = "2", "2GiB"
 	if setup == "scale" {
 		web.Env["DESK_ROLE"] = "web"
-		worker := fixtures.DeskWorker()
+		worker := deskload.Worker()
 		for k, v := range mail {
 			worker.Env[k] = v
 		}

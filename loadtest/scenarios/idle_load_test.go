@@ -10,6 +10,7 @@ import (
 	"github.com/docker/go-units"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
@@ -38,7 +39,7 @@ func TestLoad_IdleStreams(t *testing.T) {
 	seedN := k.Uint("SEED", "1", "1")
 	top := int(levels[len(levels)-1])
 
-	stack := fixtures.Start(t, fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(top+top/10))
+	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(top+top/10))
 	pop := populate(t, k, stack, top, 0, seedN)
 	hc := gatewayClient(t, stack, top)
 	idle, err := (&mcp.Gateway{URL: stack.URL + "/mcp", HTTP: hc, Token: pop.TokenOf, Idle: true, Reconnect: -1}).Users()

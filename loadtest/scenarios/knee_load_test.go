@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
@@ -68,7 +69,7 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	upstream.Call.Cap = mockupstream.Duration(k.Duration("UPSTREAM_CAP", time.Duration(upstream.Call.Cap).String(), time.Duration(upstream.Call.Cap).String()))
 	k.Set("upstream_call", upstream.Call)
 	// Each user holds its stream and may hold a request connection.
-	stack := fixtures.Start(t, fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
+	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
 		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(2*top))
 	pop := populate(t, k, stack, top, k.Int("USAGE_ROWS", "200000", "20000", 0), seedN)
 	hc := gatewayClient(t, stack, top)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/orch/orchload"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
@@ -125,13 +126,13 @@ func orchestrator(t *testing.T, web int) {
 // worker. Runners call the mock upstream's /echo, which answers after
 // vendor. Every process may use both cores.
 func startOrch(t *testing.T, web, runners, slots int, vendor time.Duration) *fixtures.Stack {
-	api := fixtures.Orch()
+	api := orchload.Service()
 	api.CPUs, api.Memory = "2", "2GiB"
 	vendorURL := fmt.Sprintf("{{.UpstreamURL}}/echo?delay=%s&status=200&bytes=512", vendor)
-	opts := []fixtures.Option{fixtures.WithService(fixtures.OrchRunner(runners, slots, vendorURL))}
+	opts := []fixtures.Option{fixtures.WithService(orchload.Runner(runners, slots, vendorURL))}
 	if web > 0 {
 		api.Env["ORCH_ROLE"] = "web"
-		opts = append(opts, fixtures.WithReplicas(web), fixtures.WithService(fixtures.OrchWorker()))
+		opts = append(opts, fixtures.WithReplicas(web), fixtures.WithService(orchload.Worker()))
 	}
 	return fixtures.Start(t, append(opts, fixtures.WithTarget(api))...)
 }

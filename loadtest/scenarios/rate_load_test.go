@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
@@ -112,7 +113,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 
 	upstream := mockupstream.Envelope() // calls 1 s ± 0.5 s, listings 250 ms ± 100 ms
 	upstream.Seed = seedN
-	stack := fixtures.Start(t, fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
+	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
 		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(inFlight))
 	pop := populate(t, k, stack, sessions, rows, seedN)
 	hc := gatewayClient(t, stack, inFlight)

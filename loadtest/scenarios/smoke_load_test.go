@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
@@ -57,8 +58,9 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 			P95: mockupstream.Duration(2 * time.Second), Cap: mockupstream.Duration(5 * time.Second)}
 	}
 	k.Set("upstream_call", upstream.Call)
-	stack := fixtures.Start(t, fixtures.WithBackend(backend), fixtures.WithDatabase(db),
-		fixtures.WithUpstreamBehavior(upstream), fixtures.WithTargetEnv(map[string]string{"RELAY_METRICS": "1"}))
+	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()),
+		fixtures.WithBackend(backend), fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
+		fixtures.WithTargetEnv(map[string]string{"RELAY_METRICS": "1"}))
 
 	// Enough users for the top step, with a month of usage for the dashboard.
 	spec := relayseed.Smoke.ForUsers(top)

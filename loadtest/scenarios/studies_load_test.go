@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
@@ -52,7 +53,7 @@ type cellStack struct {
 // and makes a client with conns connections and the given timeout.
 func startCell(t *testing.T, k *loadtest.Knobs, env map[string]string, b mockupstream.Behavior, conns int, timeout time.Duration) *cellStack {
 	t.Helper()
-	stack := fixtures.Start(t, fixtures.WithDatabase(fixtures.SQLite), fixtures.WithoutProxy(),
+	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(fixtures.SQLite), fixtures.WithoutProxy(),
 		fixtures.WithUpstreamBehavior(b), fixtures.WithTargetEnv(env))
 	pop := populate(t, k, stack, studyUsers, 0, 1)
 	o := stack.ClientOptions()
