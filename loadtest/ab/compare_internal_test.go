@@ -25,6 +25,15 @@ func TestDecide(t *testing.T) {
 		f.Direction = HigherIsBetter
 		return f
 	}
+	// A figure with an absolute band of 1 ms: +45% of 0.18 ms is within it.
+	tiny := func(a, b []float64) FigureResult {
+		f := FigureResult{Figure: Figure{Name: "p95 sse_delivery", Unit: "ms", Primary: true, Rule: Rule{Absolute: 1}}, A: a, B: b, PHolm: math.NaN()}
+		f.Comparison = Compare(a, b, f.Rule)
+		f.Answer = f.Comparison.Answer
+		return f
+	}
+	small := []float64{0.18, 0.17, 0.19, 0.18, 0.17}
+	smallUp := []float64{0.26, 0.25, 0.27, 0.26, 0.24}
 	unjudged := fig("p99 rare", flat, double)
 	unjudged.Primary, unjudged.Unjudged, unjudged.Answer = false, "10 samples in the sparsest trial, 1000 needed", Unjudged
 	others := func(fs ...FigureResult) []FigureResult {
@@ -57,9 +66,16 @@ func TestDecide(t *testing.T) {
 		// Halved cost: better, and what it could have missed is said too.
 		{"better", 5, []FigureResult{fig("cpu/ok relay", double, flat), fig("p99 get", flat, noisy)},
 			Improved, "better in B: cpu/ok relay 200 → 100 µs", "p99 get", 0.016},
-		// Unjudged figures decide nothing, even a doubled one.
+		// Unjudged figures decide nothing, even a doubled one; a figure
+		// shown the same has nothing to miss.
 		{"unjudged", 5, []FigureResult{fig("cpu/ok relay", flat, flat), unjudged},
-			Unchanged, "no primary figure moved", "cpu/ok relay", 1},
+			Unchanged, "no primary figure moved", "", 1},
+		// A figure the same within its absolute band is not what could be
+		// missed, however far its ratio reaches: the open figure is.
+		{"absolute band", 5, []FigureResult{tiny(small, smallUp), fig("p99 get", flat, noisy)},
+			Unchanged, "could not rule out up to +25% p99 get", "p99 get", 0.016},
+		{"all the same", 5, []FigureResult{tiny(small, smallUp), fig("cpu/ok relay", flat, flat)},
+			Unchanged, "no primary figure moved by what matters", "", 0.016},
 		// Nothing judged: no verdict.
 		{"nothing judged", 5, []FigureResult{unjudged},
 			Undecided, "no primary figure could be judged", "", math.NaN()},
