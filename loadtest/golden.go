@@ -7,11 +7,11 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
-	"testing"
 	"time"
+
+	"github.com/headroom-dev/headroom/internal/files"
 )
 
 // Baseline is the committed record of a scenario's stable facts, with the
@@ -388,7 +388,7 @@ func (b *Baseline) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
+	return files.WriteAtomic(path, append(data, '\n'))
 }
 
 // CompareWithBaseline reads the baseline at path and compares res with it.
@@ -404,55 +404,4 @@ func CompareWithBaseline(res *Result, path string) (*Comparison, error) {
 	c := b.Compare(res)
 	c.Path = path
 	return c, nil
-}
-
-// Paths returns where the result and the baseline of the test named name
-// ("TestLoad_Smoke/users=50") live: testdata/results/<Test>/<sub>.json and
-// testdata/golden/<Test>/<sub>.json under the module root, or under
-// LOADTEST_RESULTS_DIR and LOADTEST_GOLDEN_DIR when set. A test without
-// subtests uses "run" as its file name. A -short run is another experiment
-// than a full one: its files end in ".short.json".
-func Paths(name string) (result, golden string, err error) {
-	root, err := ModuleRoot()
-	if err != nil {
-		return "", "", fmt.Errorf("loadtest: no go.mod above the working directory to anchor testdata/: %w", err)
-	}
-	resDir := envOr("LOADTEST_RESULTS_DIR", filepath.Join(root, "testdata", "results"))
-	goldDir := envOr("LOADTEST_GOLDEN_DIR", filepath.Join(root, "testdata", "golden"))
-	test, sub, ok := strings.Cut(name, "/")
-	if !ok {
-		sub = "run"
-	}
-	rel := filepath.Join(safeName(test), safeName(sub))
-	if testing.Testing() && testing.Short() {
-		rel += ".short"
-	}
-	rel += ".json"
-	return filepath.Join(resDir, rel), filepath.Join(goldDir, rel), nil
-}
-
-// LogDir returns where the components' logs of the test named name go:
-// beside its result, testdata/results/<Test>/<sub>[.short].logs (see Paths).
-func LogDir(name string) (string, error) {
-	res, _, err := Paths(name)
-	return strings.TrimSuffix(res, ".json") + ".logs", err
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
-// safeName keeps subtest levels as directories and replaces characters
-// that do not belong in file names.
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '\\', ':', '*', '?', '"', '<', '>', '|', ' ':
-			return '_'
-		}
-		return r
-	}, s)
 }

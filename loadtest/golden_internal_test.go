@@ -285,22 +285,6 @@ func TestMarkdownReport(t *testing.T) {
 	assert.Contains(t, res.Markdown(), "Not compared with `golden.json`: the plan differs from the baseline's.")
 }
 
-func TestPathsUseModuleRoot(t *testing.T) {
-	ext := ".json"
-	if testing.Short() { // a -short run is another experiment, with files of its own
-		ext = ".short.json"
-	}
-	res, gold, err := Paths("TestLoad_Smoke/users=50")
-	require.NoError(t, err)
-	root, err := ModuleRoot()
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(root, "testdata/results/TestLoad_Smoke/users=50"+ext), res)
-	assert.Equal(t, filepath.Join(root, "testdata/golden/TestLoad_Smoke/users=50"+ext), gold)
-	res, _, err = Paths("TestLoad_Plain")
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(root, "testdata/results/TestLoad_Plain/run"+ext), res)
-}
-
 func TestGoTestCommand(t *testing.T) {
 	cmd := goTestCommand([]string{"/tmp/x.test", "-test.paniconexit0", "-test.run=TestLoad_Smoke/users=50", "-test.short=true", "-test.timeout=10m0s", "-loadtest.update"})
 	assert.Contains(t, cmd, "go test")
@@ -314,12 +298,4 @@ func TestCommandLineOfAProgram(t *testing.T) {
 	cmd := commandLine([]string{"/usr/local/bin/headroom", "run", "-url", "http://127.0.0.1:8080/x?a=1&b=2", "-rates", "50,100"}, false)
 	assert.Equal(t, "headroom run -url 'http://127.0.0.1:8080/x?a=1&b=2' -rates 50,100", cmd)
 	assert.True(t, strings.HasPrefix(commandLine([]string{"/tmp/x.test", "-test.run=X"}, true), "go test "))
-}
-
-func TestLogDirBesideTheResult(t *testing.T) {
-	dir, err := LogDir("TestLoad_Smoke/backend=local/db=postgres")
-	require.NoError(t, err)
-	res, _, err := Paths("TestLoad_Smoke/backend=local/db=postgres")
-	require.NoError(t, err)
-	assert.Equal(t, strings.TrimSuffix(res, ".json")+".logs", dir)
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
 )
@@ -87,8 +89,8 @@ func TestKneeSearchFindsTheKnee(t *testing.T) {
 				assert.NoError(t, res.Err())
 				md := res.Markdown()
 				assert.Contains(t, md, "## Knee")
-				assert.Contains(t, md, "| **"+loadtest.FormatLevel(res.Capacity)+"** | **pass — get p95")
-				assert.Contains(t, res.Ceiling(), "The ceiling is the SLO, with no resource near its limit: at "+loadtest.FormatLevel(res.FirstFailure)+", p95 of get < 100ms")
+				assert.Contains(t, md, "| **"+format.Level(res.Capacity)+"** | **pass — get p95")
+				assert.Contains(t, res.Ceiling(), "The ceiling is the SLO, with no resource near its limit: at "+format.Level(res.FirstFailure)+", p95 of get < 100ms")
 				trials := max(tc.plan.Trials, 1)
 				assert.LessOrEqual(t, len(res.Steps), 12*trials, "bounded probes")
 				for _, s := range res.Steps {
@@ -177,7 +179,7 @@ func TestTestWritesResultAndReport(t *testing.T) {
 	})
 	require.NotNil(t, res.Baseline)
 	assert.True(t, res.Baseline.Missing)
-	resPath, _, err := loadtest.Paths(t.Name())
+	resPath, _, err := files.ResultPaths(t.Name())
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "results", "TestTestWritesResultAndReport"), filepath.Dir(resPath))
 	got, err := loadtest.ReadResult(resPath)

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/headroom-dev/headroom/loadtest/internal/childserver"
+	"github.com/headroom-dev/headroom/internal/childserver"
 )
 
 func TestMain(m *testing.M) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/headroom-dev/headroom/internal/files"
 )
 
 // ProfileSource is a component of the system under test that serves
@@ -148,7 +150,7 @@ func (c *capture) keep(sr *StepResult) {
 }
 
 func (c *capture) fetch(ctx context.Context, src ProfileSource, kind, path string) {
-	name := fmt.Sprintf("step%02d-%s-%s.pb.gz", c.step+1, safeName(src.Component), kind)
+	name := fmt.Sprintf("step%02d-%s-%s.pb.gz", c.step+1, files.SafeName(src.Component), kind)
 	file := filepath.Join(c.p.dir, name)
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs

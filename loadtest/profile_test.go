@@ -52,7 +52,7 @@ func profileRun(t *testing.T, dir string, every bool, src ...loadtest.ProfileSou
 	return res, logs
 }
 
-func files(t *testing.T, dir string) []string {
+func filesIn(t *testing.T, dir string) []string {
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var out []string
@@ -81,7 +81,7 @@ func TestProfilesOfTheFirstBreach(t *testing.T) {
 	}
 	sort.Strings(kinds)
 	assert.Equal(t, []string{"cpu", "goroutine", "heap"}, kinds)
-	assert.Equal(t, []string{"step02-relay-cpu.pb.gz", "step02-relay-goroutine.pb.gz", "step02-relay-heap.pb.gz"}, files(t, dir),
+	assert.Equal(t, []string{"step02-relay-cpu.pb.gz", "step02-relay-goroutine.pb.gz", "step02-relay-heap.pb.gz"}, filesIn(t, dir),
 		"the passing step's profiles are removed")
 }
 
@@ -111,7 +111,7 @@ func TestProfilesOfEveryHold(t *testing.T) {
 		loadtest.ProfileSource{Component: "db", URL: none.URL + "/debug/pprof"})
 	assert.Len(t, res.Steps[0].Profiles, 3)
 	assert.Len(t, res.Steps[1].Profiles, 3)
-	assert.Len(t, files(t, dir), 6)
+	assert.Len(t, filesIn(t, dir), 6)
 	assert.Contains(t, strings.Join(logs, "\n"), "profile of db")
 	assert.Contains(t, strings.Join(logs, "\n"), "404 Not Found")
 }

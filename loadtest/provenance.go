@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/headroom-dev/headroom/internal/files"
 )
 
 // Provenance says what produced a result: the code, the command and the
@@ -39,7 +41,7 @@ func provenance() Provenance {
 			p.Env[k] = v
 		}
 	}
-	if root, err := ModuleRoot(); err == nil {
+	if root, err := files.ModuleRoot(); err == nil {
 		if out, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output(); err == nil {
 			p.Commit = strings.TrimSpace(string(out))
 		}
@@ -111,23 +113,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// ModuleRoot returns the directory of the go.mod that encloses the current
-// directory: results and baselines live under its testdata/.
-func ModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
 }

@@ -3,12 +3,13 @@ package loadtest
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/docker/go-units"
+
+	"github.com/headroom-dev/headroom/internal/format"
 )
 
 // Markdown renders res as a capacity report: the verdict and the exact
@@ -24,7 +25,7 @@ func (res *Result) Markdown() string {
 	p("# %s\n\n", res.Scenario)
 	p("**%s** — capacity **%s**", res.Verdict, res.CapacityText())
 	if res.FirstFailure > 0 {
-		p("; first failure at %s", FormatLevel(res.FirstFailure))
+		p("; first failure at %s", format.Level(res.FirstFailure))
 	}
 	if res.Partial {
 		p(" (partial: interrupted)")
@@ -38,12 +39,12 @@ func (res *Result) Markdown() string {
 	if res.Provenance.Dirty {
 		dirty = " (dirty)"
 	}
-	p("Commit `%s`%s · %s · %v · seed %d\n\n", ShortCommit(res.Provenance.Commit), dirty,
+	p("Commit `%s`%s · %s · %v · seed %d\n\n", format.Commit(res.Provenance.Commit), dirty,
 		res.Start.UTC().Format("2006-01-02 15:04 UTC"), res.End.Sub(res.Start).Round(time.Second), res.Seed)
 	e := res.Environment
 	p("Measured on %s, %d cores, %s (kernel %s), %s RAM", e.CPUModel, e.Cores, e.OS, e.Kernel, units.BytesSize(float64(e.Memory)))
 	if t := e.System; t.Backend != "" {
-		p("; target pinned to %s on the %s backend", FormatLimits(t.CPUs, t.Memory), t.Backend)
+		p("; target pinned to %s on the %s backend", format.Limits(t.CPUs, t.Memory), t.Backend)
 	}
 	p(".\n\n")
 	p("%s", shardLines(res))
@@ -77,7 +78,7 @@ func (res *Result) Markdown() string {
 		if total > 0 {
 			errs = formatPct(float64(bad) / float64(total))
 		}
-		p("| %s | %.1f | %s | %s | %s | %s |", FormatLevel(s.Step.Level), s.Achieved, FormatLatency(lat.P50), FormatLatency(lat.P95), FormatLatency(lat.P99), errs)
+		p("| %s | %.1f | %s | %s | %s | %s |", format.Level(s.Step.Level), s.Achieved, format.Latency(lat.P50), format.Latency(lat.P95), format.Latency(lat.P99), errs)
 		for _, c := range comps {
 			p(" %s |", resourceCell(s, c))
 		}
@@ -98,7 +99,7 @@ func (res *Result) Markdown() string {
 				okps = float64(k.Outcomes[OK]) / secs
 			}
 			p("| %d | %s | %d | %.1f | %s | %s | %s | %s | %s | %s |\n", s.Index+1, k.Kind, k.Total(), okps,
-				FormatLatency(k.Latency.P50), FormatLatency(k.Latency.P95), FormatLatency(k.Latency.P99), FormatLatency(k.Latency.P999), FormatLatency(k.Latency.Max), formatOutcomes(k))
+				format.Latency(k.Latency.P50), format.Latency(k.Latency.P95), format.Latency(k.Latency.P99), format.Latency(k.Latency.P999), format.Latency(k.Latency.Max), formatOutcomes(k))
 		}
 	}
 	if res.Plan.Kind == "knee" {
@@ -153,10 +154,10 @@ func (res *Result) kneeSection(p func(string, ...any), unit, primary string, com
 	steps := slices.Clone(res.Steps)
 	slices.SortStableFunc(steps, func(a, b *StepResult) int { return cmp.Compare(a.Step.Level, b.Step.Level) })
 	for _, s := range steps {
-		level, out := FormatLevel(s.Step.Level), stepOutcome(s)
+		level, out := format.Level(s.Step.Level), stepOutcome(s)
 		if s.Verdict == Pass {
 			if k := s.Kind(primary); k != nil {
-				out = fmt.Sprintf("pass — %s p95 %s", primary, FormatLatency(k.Latency.P95))
+				out = fmt.Sprintf("pass — %s p95 %s", primary, format.Latency(k.Latency.P95))
 			}
 		}
 		if s.Step.Level == res.Capacity && s.Verdict == Pass {
@@ -176,15 +177,15 @@ func (res *Result) kneeSection(p func(string, ...any), unit, primary string, com
 // it broke; or that the capacity is only a lower bound — no breach up to
 // the plan's top, or the harness reached its limit first.
 func (res *Result) Ceiling() string {
-	lvl := FormatLevel(res.Capacity)
+	lvl := format.Level(res.Capacity)
 	for _, s := range res.Steps {
 		if s.Verdict == Invalid && res.Capacity == 0 {
 			return fmt.Sprintf("No capacity found: the generator or the harness reached its limit first at %s (%s).",
-				FormatLevel(s.Step.Level), firstOr(s.InvalidReasons(), "invalid"))
+				format.Level(s.Step.Level), firstOr(s.InvalidReasons(), "invalid"))
 		}
 		if s.Verdict == Invalid {
 			return fmt.Sprintf("Capacity is a lower bound, ≥ %s: the generator or the harness reached its limit first at %s (%s).",
-				lvl, FormatLevel(s.Step.Level), firstOr(s.InvalidReasons(), "invalid"))
+				lvl, format.Level(s.Step.Level), firstOr(s.InvalidReasons(), "invalid"))
 		}
 	}
 	if res.FirstFailure == 0 {
@@ -198,12 +199,12 @@ func (res *Result) Ceiling() string {
 			continue
 		}
 		if s.Down {
-			return fmt.Sprintf("The target gave out: at %s, %s.", FormatLevel(s.Step.Level), firstOr(s.Violations, "a component stopped"))
+			return fmt.Sprintf("The target gave out: at %s, %s.", format.Level(s.Step.Level), firstOr(s.Violations, "a component stopped"))
 		}
 		if len(s.Saturated) > 0 {
-			return fmt.Sprintf("The ceiling is the target's resources: at %s, %s.", FormatLevel(s.Step.Level), strings.Join(s.Saturated, "; "))
+			return fmt.Sprintf("The ceiling is the target's resources: at %s, %s.", format.Level(s.Step.Level), strings.Join(s.Saturated, "; "))
 		}
-		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", FormatLevel(s.Step.Level), firstOr(s.Violations, "a check failed"))
+		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", format.Level(s.Step.Level), firstOr(s.Violations, "a check failed"))
 	}
 	return ""
 }
@@ -312,58 +313,4 @@ func formatOutcomes(k *KindResult) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// FormatLevel prints a load level as reports do: whole numbers with
-// thousands separators ("3,000"), others with one decimal.
-func FormatLevel(v float64) string {
-	if v != math.Trunc(v) || math.Abs(v) >= 1e15 {
-		return fmt.Sprintf("%.1f", v)
-	}
-	s := fmt.Sprintf("%d", int64(v))
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// FormatLatency prints a latency as reports do: "850 µs", "12.5 ms",
-// "340 ms", "1.2 s"; "–" for zero.
-func FormatLatency(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "–"
-	case d < time.Millisecond:
-		return fmt.Sprintf("%d µs", d.Microseconds())
-	case d < 100*time.Millisecond:
-		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-	case d < time.Second:
-		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
-	}
-	return fmt.Sprintf("%.1f s", d.Seconds())
-}
-
-// FormatLimits prints a target's limits as reports do: "1 CPU / 512MiB",
-// "unlimited CPU / unlimited memory".
-func FormatLimits(cpus float64, mem int64) string {
-	c, m := "unlimited CPU", "unlimited memory"
-	if cpus > 0 {
-		c = fmt.Sprintf("%g CPU", cpus)
-	}
-	if mem > 0 {
-		m = units.BytesSize(float64(mem))
-	}
-	return c + " / " + m
-}
-
-// ShortCommit abbreviates a commit hash to 12 characters, "unknown" when
-// there is none.
-func ShortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	if c == "" {
-		return "unknown"
-	}
-	return c
 }

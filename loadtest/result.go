@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,6 +13,9 @@ import (
 	"time"
 
 	"github.com/docker/go-units"
+
+	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/internal/format"
 )
 
 // SchemaVersion is the version of the result file format. It changes when a
@@ -225,10 +227,10 @@ func (res *Result) LevelUnit() string {
 // top; nothing near a limit)" where nothing gave out, saying why the
 // figure stops there; "none (no level held)" where no level passed.
 func (res *Result) CapacityText() string {
-	lvl := FormatLevel(res.Capacity) + " " + res.LevelUnit()
+	lvl := format.Level(res.Capacity) + " " + res.LevelUnit()
 	switch {
 	case res.Capacity <= 0 && res.FirstFailure > 0:
-		return fmt.Sprintf("none (below %s %s, the lowest level probed)", FormatLevel(res.FirstFailure), res.LevelUnit())
+		return fmt.Sprintf("none (below %s %s, the lowest level probed)", format.Level(res.FirstFailure), res.LevelUnit())
 	case res.Capacity <= 0:
 		return "none (no level held)"
 	case !res.CapacityLowerBound:
@@ -243,7 +245,7 @@ func (res *Result) CapacityText() string {
 func (res *Result) boundReason() string {
 	for _, s := range res.Steps {
 		if s.Verdict == Invalid && s.Step.Level > res.Capacity {
-			return fmt.Sprintf("the generator or the harness reached its limit first, at %s", FormatLevel(s.Step.Level))
+			return fmt.Sprintf("the generator or the harness reached its limit first, at %s", format.Level(s.Step.Level))
 		}
 	}
 	if res.Partial {
@@ -374,7 +376,7 @@ func (res *Result) WriteFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("result: encode: %w", err)
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
+	return files.WriteAtomic(path, append(b, '\n'))
 }
 
 // ReadResult reads a result written by WriteFile.
@@ -391,31 +393,6 @@ func ReadResult(path string) (*Result, error) {
 		return nil, fmt.Errorf("result %s: schema %d is newer than this Headroom's %d; upgrade", path, res.Schema, SchemaVersion)
 	}
 	return &res, nil
-}
-
-// WriteFileAtomic writes b to path through a temporary file in the same
-// directory renamed over path, so that a reader never sees half a file;
-// it creates the directory.
-func WriteFileAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // sortedKeys returns m's keys in order.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/childserver"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
-	"github.com/headroom-dev/headroom/loadtest/internal/childserver"
 )
 
 // BenchmarkPastSaturation offers the generator twice the rate it can send

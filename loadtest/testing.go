@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/headroom-dev/headroom/internal/files"
 )
 
 // update is -loadtest.update, registered only in test binaries.
@@ -63,7 +65,7 @@ func Test(t testing.TB, s Scenario) *Result {
 		}
 		s.SeriesEvery = every
 	}
-	resultPath, goldenPath, err := Paths(t.Name())
+	resultPath, goldenPath, err := files.ResultPaths(t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func Test(t testing.TB, s Scenario) *Result {
 		if err := res.WriteFile(resultPath); err != nil {
 			return fmt.Errorf("write result: %w", err)
 		}
-		if err := WriteFileAtomic(strings.TrimSuffix(resultPath, ".json")+".md", []byte(res.Markdown())); err != nil {
+		if err := files.WriteAtomic(strings.TrimSuffix(resultPath, ".json")+".md", []byte(res.Markdown())); err != nil {
 			return fmt.Errorf("write report: %w", err)
 		}
 		for _, w := range registeredWriters() {
@@ -290,7 +292,7 @@ func seriesEvery() (time.Duration, error) {
 
 // relToModule returns path relative to the module root when it is inside.
 func relToModule(path string) string {
-	if root, err := ModuleRoot(); err == nil {
+	if root, err := files.ModuleRoot(); err == nil {
 		if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
 			return r
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/report"
 )
@@ -24,7 +25,7 @@ func reportCmd(args []string, stdout io.Writer) error {
 	}
 	arg := fl.Arg(0)
 	if arg == "" {
-		root, err := loadtest.ModuleRoot()
+		root, err := files.ModuleRoot()
 		if err != nil {
 			return fmt.Errorf("give a result file or directory: no module root here to find testdata/results under")
 		}

@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
 	caphistory "github.com/headroom-dev/headroom/loadtest/history"
 	"github.com/headroom-dev/headroom/loadtest/report"
@@ -221,7 +222,7 @@ func historyAdd(args []string, stdout io.Writer) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	root, rootErr := loadtest.ModuleRoot()
+	root, rootErr := files.ModuleRoot()
 	var rows []caphistory.Row
 	for _, p := range fl.Args() {
 		res, err := loadtest.ReadResult(p)
@@ -334,7 +335,7 @@ func historyList(args []string, stdout io.Writer) error {
 	}
 	roots := fl.Args()
 	if len(roots) == 0 {
-		root, err := loadtest.ModuleRoot()
+		root, err := files.ModuleRoot()
 		if err != nil {
 			return fmt.Errorf("give result files or directories")
 		}

@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/internal/files"
 )
 
 // DefaultFile is the history file of a repository, relative to its module
@@ -20,7 +20,7 @@ const DefaultFile = "testdata/history.jsonl"
 // DefaultPath returns DefaultFile under the module root of the current
 // directory, or DefaultFile itself outside a module.
 func DefaultPath() string {
-	root, err := loadtest.ModuleRoot()
+	root, err := files.ModuleRoot()
 	if err != nil {
 		return filepath.FromSlash(DefaultFile)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/history"
 )
@@ -344,7 +345,7 @@ func TestHistory_Read(t *testing.T) {
 }
 
 func TestHistory_DefaultPath(t *testing.T) {
-	root, err := loadtest.ModuleRoot()
+	root, err := files.ModuleRoot()
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "testdata", "history.jsonl"), history.DefaultPath())
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 )
 
@@ -144,11 +145,11 @@ func table(rows []Row, scenario string) renderedTable {
 func headline(r Row) string {
 	switch {
 	case r.Capacity > 0 && r.LowerBound:
-		return "≥ " + loadtest.FormatLevel(r.Capacity)
+		return "≥ " + format.Level(r.Capacity)
 	case r.Capacity > 0:
-		return loadtest.FormatLevel(r.Capacity)
+		return format.Level(r.Capacity)
 	case r.FirstFailure > 0:
-		return "< " + loadtest.FormatLevel(r.FirstFailure)
+		return "< " + format.Level(r.FirstFailure)
 	}
 	return "—"
 }

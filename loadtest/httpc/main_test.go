@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/headroom-dev/headroom/loadtest/internal/childserver"
+	"github.com/headroom-dev/headroom/internal/childserver"
 )
 
 // The benchmarks' target runs in another process, so that getrusage in the

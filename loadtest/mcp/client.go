@@ -51,6 +51,16 @@ const (
 	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
 )
 
+// Kinds to record a modeled MCP user's requests under (loadtest.User.Do):
+// the method's name, and one for a connect.
+const (
+	// KindInitialize is a user's connect: initialize and
+	// notifications/initialized, or server/discover in the stateless era.
+	KindInitialize = "initialize"
+	KindListTools  = "tools/list"
+	KindCallTool   = "tools/call"
+)
+
 // Stateless reports whether the revision v is of the stateless era
 // (StatelessVersion or later).
 func Stateless(v string) bool { return v >= StatelessVersion }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/docker/go-units"
 
+	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 )
 
@@ -32,7 +34,7 @@ func WriteHTML(res *loadtest.Result, jsonPath string) error {
 	if err != nil {
 		return err
 	}
-	return loadtest.WriteFileAtomic(HTMLPath(jsonPath), b)
+	return files.WriteAtomic(HTMLPath(jsonPath), b)
 }
 
 // HTML renders res as one self-contained HTML page: the verdict and the
@@ -162,7 +164,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 	}
 	h := "capacity " + res.CapacityText()
 	if res.FirstFailure > 0 {
-		h += fmt.Sprintf("; first failure at %s", loadtest.FormatLevel(res.FirstFailure))
+		h += fmt.Sprintf("; first failure at %s", format.Level(res.FirstFailure))
 	}
 	if res.Partial {
 		h += " (partial: the run was interrupted or has not finished)"
@@ -177,7 +179,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		dirty = " (dirty)"
 	}
 	v.Meta = []kv{
-		{"Commit", loadtest.ShortCommit(res.Provenance.Commit) + dirty},
+		{"Commit", format.Commit(res.Provenance.Commit) + dirty},
 		{"Started", res.Start.UTC().Format("2006-01-02 15:04:05 UTC")},
 		{"Duration", res.End.Sub(res.Start).Round(time.Second).String()},
 		{"Model", res.Model},
@@ -198,11 +200,11 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		dir = filepath.Dir(jsonPath)
 	}
 	for _, s := range res.Steps {
-		row := stepRow{Index: s.Index + 1, Level: loadtest.FormatLevel(s.Step.Level), Offered: fmt.Sprintf("%.1f", s.Offered),
+		row := stepRow{Index: s.Index + 1, Level: format.Level(s.Step.Level), Offered: fmt.Sprintf("%.1f", s.Offered),
 			Achieved: fmt.Sprintf("%.1f", s.Achieved), OK: fmt.Sprintf("%.1f", s.Throughput),
 			Verdict: string(s.Verdict), Class: string(s.Verdict), Outcome: stepOutcome(s)}
 		if k := s.Kind(v.Primary); k != nil {
-			row.P50, row.P95, row.P99 = loadtest.FormatLatency(k.Latency.P50), loadtest.FormatLatency(k.Latency.P95), loadtest.FormatLatency(k.Latency.P99)
+			row.P50, row.P95, row.P99 = format.Latency(k.Latency.P50), format.Latency(k.Latency.P95), format.Latency(k.Latency.P99)
 		} else {
 			row.P50, row.P95, row.P99 = "–", "–", "–"
 		}
@@ -225,7 +227,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 			row.Profiles = append(row.Profiles, link{Text: p.Component + " " + p.Kind, Href: relLink(dir, p.Path)})
 		}
 		v.Steps = append(v.Steps, row)
-		v.StepHeads = append(v.StepHeads, fmt.Sprintf("step %d (%s)", s.Index+1, loadtest.FormatLevel(s.Step.Level)))
+		v.StepHeads = append(v.StepHeads, fmt.Sprintf("step %d (%s)", s.Index+1, format.Level(s.Step.Level)))
 
 		for _, k := range s.Kinds {
 			if k.Total() == 0 {
@@ -235,16 +237,16 @@ func build(res *loadtest.Result, jsonPath string) *view {
 			if secs := s.Seconds(); secs > 0 {
 				okps = float64(k.Outcomes[loadtest.OK]) / secs
 			}
-			v.Kinds = append(v.Kinds, kindRow{Step: s.Index + 1, Level: loadtest.FormatLevel(s.Step.Level), Kind: k.Kind, Observed: k.Observed,
+			v.Kinds = append(v.Kinds, kindRow{Step: s.Index + 1, Level: format.Level(s.Step.Level), Kind: k.Kind, Observed: k.Observed,
 				Requests: k.Total(), OKps: fmt.Sprintf("%.1f", okps),
-				P50: loadtest.FormatLatency(k.Latency.P50), P90: loadtest.FormatLatency(k.Latency.P90), P95: loadtest.FormatLatency(k.Latency.P95), P99: loadtest.FormatLatency(k.Latency.P99),
-				P999: loadtest.FormatLatency(k.Latency.P999), Max: loadtest.FormatLatency(k.Latency.Max), Mean: loadtest.FormatLatency(k.Latency.Mean),
+				P50: format.Latency(k.Latency.P50), P90: format.Latency(k.Latency.P90), P95: format.Latency(k.Latency.P95), P99: format.Latency(k.Latency.P99),
+				P999: format.Latency(k.Latency.P999), Max: format.Latency(k.Latency.Max), Mean: format.Latency(k.Latency.Mean),
 				Outcomes: formatOutcomes(k), Errors: k.Errors})
 		}
 		sc := s.Self
-		sr := selfRow{Step: s.Index + 1, Level: loadtest.FormatLevel(s.Step.Level), Lag: loadtest.FormatLatency(sc.ScheduleLagP99),
+		sr := selfRow{Step: s.Index + 1, Level: format.Level(s.Step.Level), Lag: format.Latency(sc.ScheduleLagP99),
 			CPU: fmt.Sprintf("%.0f%%", sc.CPU*100), Dropped: fmt.Sprint(sc.Dropped), Unfinished: fmt.Sprint(sc.Unfinished),
-			Queued: loadtest.FormatLatency(sc.QueuedP99) + " / " + loadtest.FormatLatency(sc.QueuedMax), Reasons: sc.Reasons, Saturated: s.Saturated}
+			Queued: format.Latency(sc.QueuedP99) + " / " + format.Latency(sc.QueuedMax), Reasons: sc.Reasons, Saturated: s.Saturated}
 		for _, d := range sc.Doubts {
 			sr.Reasons = append(slices.Clip(sr.Reasons), "doubt (voids a breach, not a pass): "+d)
 		}
@@ -316,7 +318,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		{"CPU", e.CPUModel}, {"Cores", fmt.Sprint(e.Cores)}, {"GOMAXPROCS", fmt.Sprint(e.GOMAXPROCS)},
 		{"OS", e.OS}, {"Kernel", e.Kernel}, {"Memory", units.BytesSize(float64(e.Memory))}, {"Go", e.Go},
 		{"Host", e.Host}, {"Backend", e.System.Backend}, {"Engine", e.System.Engine},
-		{"Target limits", loadtest.FormatLimits(e.System.CPUs, e.System.Memory)}, {"Class", e.Class},
+		{"Target limits", format.Limits(e.System.CPUs, e.System.Memory)}, {"Class", e.Class},
 	}
 	v.Components2 = e.System.Components
 	for _, k := range slices.Sorted(maps.Keys(res.Params)) {
@@ -407,7 +409,7 @@ func describePlan(p loadtest.PlanInfo) string {
 	case p.Kind == "ladder":
 		var lv []string
 		for _, s := range p.Steps {
-			lv = append(lv, loadtest.FormatLevel(s.Level))
+			lv = append(lv, format.Level(s.Level))
 		}
 		hold := ""
 		if len(p.Steps) > 0 {
@@ -416,7 +418,7 @@ func describePlan(p loadtest.PlanInfo) string {
 		return fmt.Sprintf("ladder %s%s", strings.Join(lv, ", "), hold)
 	case p.Kind == "knee" && p.Knee != nil:
 		k := p.Knee
-		return fmt.Sprintf("knee search from %s by ×%g up to %s, ramp %v, hold %v", loadtest.FormatLevel(k.Start), k.Factor, loadtest.FormatLevel(k.Max), k.Ramp, k.Hold)
+		return fmt.Sprintf("knee search from %s by ×%g up to %s, ramp %v, hold %v", format.Level(k.Start), k.Factor, format.Level(k.Max), k.Ramp, k.Hold)
 	}
 	return p.Kind
 }

@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
 	"github.com/headroom-dev/headroom/loadtest/history"
@@ -79,7 +81,7 @@ func Index(dir string) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, IndexFile)
-	return path, loadtest.WriteFileAtomic(path, b)
+	return path, files.WriteAtomic(path, b)
 }
 
 type indexRow struct {
@@ -147,12 +149,12 @@ func IndexHTML(dir string) ([]byte, error) {
 		_, herr := os.Stat(filepath.Join(dir, htmlRel))
 		row := indexRow{Path: filepath.ToSlash(e.Path), JSON: relLink("", e.Path), Href: relLink("", e.Path), HasHTML: herr == nil,
 			Verdict: string(res.Verdict), Capacity: res.CapacityText(),
-			Commit: loadtest.ShortCommit(res.Provenance.Commit), Date: res.Start.UTC().Format("2006-01-02 15:04"), start: res.Start}
+			Commit: format.Commit(res.Provenance.Commit), Date: res.Start.UTC().Format("2006-01-02 15:04"), start: res.Start}
 		if row.HasHTML {
 			row.Href = relLink("", htmlRel)
 		}
 		if res.FirstFailure > 0 {
-			row.FirstFailure = loadtest.FormatLevel(res.FirstFailure)
+			row.FirstFailure = format.Level(res.FirstFailure)
 		}
 		if res.Provenance.Dirty {
 			row.Commit += " (dirty)"
@@ -238,7 +240,7 @@ func historyGroups(rows []history.Row) []historyGroup {
 			index[r.Scenario] = i
 			out = append(out, historyGroup{Scenario: r.Scenario})
 		}
-		capText := loadtest.FormatLevel(r.Capacity)
+		capText := format.Level(r.Capacity)
 		if r.LowerBound {
 			capText = "≥ " + capText
 		}
@@ -253,7 +255,7 @@ func historyGroups(rows []history.Row) []historyGroup {
 		if what == "" {
 			what = r.Subject
 		}
-		commit := loadtest.ShortCommit(r.Commit)
+		commit := format.Commit(r.Commit)
 		if r.Dirty {
 			commit += " (dirty)"
 		}
@@ -299,7 +301,7 @@ func historyPlot(ordered []history.Row, scenario string) []byte {
 		}
 		xys = append(xys, xy)
 		marks[r.Verdict] = append(marks[r.Verdict], xy)
-		label := loadtest.ShortCommit(r.Commit)
+		label := format.Commit(r.Commit)
 		if len(label) > 7 {
 			label = label[:7]
 		}

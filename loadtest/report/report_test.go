@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
 	"github.com/headroom-dev/headroom/loadtest/history"
@@ -332,7 +333,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	res.Summarise()
 	page, err = HTML(res, jsonPath)
 	require.NoError(t, err)
-	assert.Contains(t, string(page), "capacity ≥ "+loadtest.FormatLevel(res.Capacity)+" users (the ladder&#39;s top; nothing near a limit)")
+	assert.Contains(t, string(page), "capacity ≥ "+format.Level(res.Capacity)+" users (the ladder&#39;s top; nothing near a limit)")
 }
 
 func TestWriteHTML(t *testing.T) {

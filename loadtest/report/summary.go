@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 )
 
@@ -164,7 +165,7 @@ func JUnit(results ...*loadtest.Result) ([]byte, error) {
 		}
 		knee := res.Plan.Kind == "knee" && res.Capacity > 0
 		for _, st := range res.Steps {
-			c := junitCase{Name: fmt.Sprintf("step %d (level %s %s)", st.Index+1, loadtest.FormatLevel(st.Step.Level), levelUnit(res)),
+			c := junitCase{Name: fmt.Sprintf("step %d (level %s %s)", st.Index+1, format.Level(st.Step.Level), levelUnit(res)),
 				Classname: res.Scenario, Time: secs(st.Seconds()), SystemOut: st.String()}
 			switch st.Verdict {
 			case loadtest.Fail:

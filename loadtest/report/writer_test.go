@@ -10,11 +10,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
 )
 
-// TestTestWritesHTML: importing the package makes loadtest.Test leave the
-// HTML report beside the result, with the run's timeline drawn.
+// TestTestWritesHTML: a run leaves no HTML until the writer is registered
+// (importing the package registers nothing); with
+// loadtest.RegisterWriter("html", WriteHTML), as a TestMain does,
+// loadtest.Test leaves the HTML report beside the result, with the run's
+// timeline drawn.
 func TestTestWritesHTML(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("LOADTEST_RESULTS_DIR", filepath.Join(dir, "results"))
@@ -23,13 +27,24 @@ func TestTestWritesHTML(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return loadtest.Response{Outcome: loadtest.OK}
 	}
-	res := loadtest.Test(t, loadtest.Scenario{
-		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: ok}}},
-		Plan:     loadtest.Levels(0, time.Second, 40),
-		Checks:   []loadtest.Check{loadtest.Latency{Kind: "get", Percentile: 95, Bound: time.Second, MinSamples: 10}},
+	run := func(t *testing.T) *loadtest.Result {
+		return loadtest.Test(t, loadtest.Scenario{
+			Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: ok}}},
+			Plan:     loadtest.Levels(0, time.Second, 40),
+			Checks:   []loadtest.Check{loadtest.Latency{Kind: "get", Percentile: 95, Bound: time.Second, MinSamples: 10}},
+		})
+	}
+	t.Run("writer=none", func(t *testing.T) {
+		run(t)
+		jsonPath, _, err := files.ResultPaths(t.Name())
+		require.NoError(t, err)
+		require.FileExists(t, jsonPath)
+		assert.NoFileExists(t, HTMLPath(jsonPath), "no writer registered, no HTML")
 	})
+	loadtest.RegisterWriter("html", WriteHTML)
+	res := run(t)
 	require.Len(t, res.Steps, 1)
-	jsonPath, _, err := loadtest.Paths(t.Name())
+	jsonPath, _, err := files.ResultPaths(t.Name())
 	require.NoError(t, err)
 	page, err := os.ReadFile(HTMLPath(jsonPath))
 	require.NoError(t, err, "no HTML beside %s", jsonPath)

@@ -90,7 +90,7 @@ func checkClientAddrs(t *testing.T, stack *fixtures.Stack, hc *httpc.Client) {
 // revision (server/discover, subscriptions/listen streams).
 type era struct {
 	name     string
-	revision string // mcp.Gateway.ProtocolVersion
+	revision string // relayload.Gateway.ProtocolVersion
 }
 
 var (

@@ -13,7 +13,6 @@ import (
 	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
-	"github.com/headroom-dev/headroom/loadtest/mcp"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 )
 
@@ -42,7 +41,7 @@ func TestLoad_IdleStreams(t *testing.T) {
 	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(top+top/10))
 	pop := populate(t, k, stack, top, 0, seedN)
 	hc := gatewayClient(t, stack, top)
-	idle, err := (&mcp.Gateway{URL: stack.URL + "/mcp", HTTP: hc, Token: pop.TokenOf, Idle: true, Reconnect: -1}).Users()
+	idle, err := (&relayload.Gateway{URL: stack.URL + "/mcp", HTTP: hc, Token: pop.TokenOf, Idle: true, Reconnect: -1}).Users()
 	require.NoError(t, err)
 
 	res := loadtest.Test(t, loadtest.Scenario{

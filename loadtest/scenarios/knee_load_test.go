@@ -12,7 +12,6 @@ import (
 	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
-	"github.com/headroom-dev/headroom/loadtest/mcp"
 	"github.com/headroom-dev/headroom/mockupstream"
 )
 
@@ -75,7 +74,7 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	hc := gatewayClient(t, stack, top)
 	checkClientAddrs(t, stack, hc)
 
-	gateway, err := (&mcp.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
+	gateway, err := (&relayload.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
 		HTTP: hc, Token: pop.TokenOf, MeanGap: gap, ClientAddrs: true, ProtocolVersion: e.revision}).Users()
 	require.NoError(t, err)
 	res := loadtest.Test(t, loadtest.Scenario{

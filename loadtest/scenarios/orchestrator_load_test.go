@@ -19,6 +19,7 @@ import (
 
 	"github.com/headroom-dev/headroom/examples/orch/orchload"
 	"github.com/headroom-dev/headroom/fixtures"
+	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
@@ -368,13 +369,13 @@ func orchFindings(res *loadtest.Result) ([]loadtest.Finding, error) {
 	for _, s := range res.Steps {
 		if f := s.Kind(sse.DefaultFanoutKind); f != nil {
 			out = append(out, loadtest.Finding{Name: "fan-out (event written → received on its board)",
-				Text: fmt.Sprintf("p50 %s, p95 %s, p99 %s over %d events", loadtest.FormatLatency(f.Latency.P50),
-					loadtest.FormatLatency(f.Latency.P95), loadtest.FormatLatency(f.Latency.P99), f.Answered())})
+				Text: fmt.Sprintf("p50 %s, p95 %s, p99 %s over %d events", format.Latency(f.Latency.P50),
+					format.Latency(f.Latency.P95), format.Latency(f.Latency.P99), f.Answered())})
 		}
 		if m := s.Kind(kindMissionDone); m != nil {
 			out = append(out, loadtest.Finding{Name: "missions finished", Value: float64(m.Outcomes[loadtest.OK]), Low: float64(m.Outcomes[loadtest.OK]),
 				High: float64(m.Outcomes[loadtest.OK]), Unit: "count",
-				Text: fmt.Sprintf("approval to end: p50 %s, max %s", loadtest.FormatLatency(m.Latency.P50), loadtest.FormatLatency(m.Latency.Max))})
+				Text: fmt.Sprintf("approval to end: p50 %s, max %s", format.Latency(m.Latency.P50), format.Latency(m.Latency.Max))})
 		}
 		if tps := s.Resource("postgres", "transactions_per_s"); tps != nil {
 			out = append(out, loadtest.Finding{Name: "PostgreSQL transactions per second",

@@ -18,6 +18,7 @@ import (
 
 	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/fixtures"
+	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
@@ -37,7 +38,7 @@ var rateKinds = []rateKind{
 		loadtest.Knee{Start: 25, Factor: 2, Max: 50, Ramp: 2 * time.Second, Hold: 5 * time.Second}, "5s"},
 	{"listings", mcp.KindListTools, loadtest.Knee{Start: 50, Factor: 2, Max: 3200, Ramp: 10 * time.Second, Hold: 30 * time.Second},
 		loadtest.Knee{Start: 25, Factor: 2, Max: 50, Ramp: 2 * time.Second, Hold: 5 * time.Second}, "2500ms"},
-	{"dashboard", mcp.KindDashboard, loadtest.Knee{Start: 100, Factor: 2, Max: 25_600, Ramp: 10 * time.Second, Hold: 30 * time.Second},
+	{"dashboard", relayload.KindDashboard, loadtest.Knee{Start: 100, Factor: 2, Max: 25_600, Ramp: 10 * time.Second, Hold: 30 * time.Second},
 		loadtest.Knee{Start: 25, Factor: 2, Max: 50, Ramp: 2 * time.Second, Hold: 5 * time.Second}, "1s"},
 }
 
@@ -94,7 +95,7 @@ func TestLoad_RateCeiling(t *testing.T) {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", rk.kind, cell(fixtures.SQLite), cell(fixtures.Postgres))
 	}
 	t.Logf("request-rate ceilings:\n%s", b.String())
-	path, _, err := loadtest.Paths(t.Name() + "/rate_ceilings")
+	path, _, err := files.ResultPaths(t.Name() + "/rate_ceilings")
 	require.NoError(t, err)
 	path = strings.TrimSuffix(path, ".json") + ".md"
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
@@ -146,7 +147,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 func rateRequests(ctx context.Context, hc *httpc.Client, base string, token func(int) string, n int, kind string) (func(context.Context) loadtest.Response, error) {
 	var next atomic.Uint64
 	pick := func() int { return int(next.Add(1) % uint64(n)) }
-	if kind == mcp.KindDashboard {
+	if kind == relayload.KindDashboard {
 		reqs := make([]*httpc.Request, n)
 		for i := range reqs {
 			r, err := hc.Prepare("GET", base+"/api/dashboard", []httpc.Header{{Name: "Authorization", Value: "Bearer " + token(i)}}, nil)

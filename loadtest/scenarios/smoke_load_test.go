@@ -76,7 +76,7 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 	hc, err := httpc.New(httpc.Options{RootCAPEM: stack.CACertPEM, Timeout: time.Minute, MaxConnsPerHost: top + top/10})
 	require.NoError(t, err)
 	t.Cleanup(hc.Close)
-	gateway, err := (&mcp.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
+	gateway, err := (&relayload.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
 		HTTP: hc, Token: pop.TokenOf, MeanGap: gap}).Users()
 	require.NoError(t, err)
 

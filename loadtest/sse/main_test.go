@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/headroom-dev/headroom/loadtest/internal/childserver"
+	"github.com/headroom-dev/headroom/internal/childserver"
 )
 
 // The memory tests' target runs in another process, so that the

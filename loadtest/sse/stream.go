@@ -14,7 +14,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
-	"github.com/headroom-dev/headroom/loadtest/internal/offstack"
+	"github.com/headroom-dev/headroom/loadtest/offstack"
 )
 
 // Stream is one held event stream: a goroutine that connects, reads and

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
 )
 
@@ -165,9 +166,9 @@ func (s *Study) Err() error {
 }
 
 // Path returns where the study of the test named name is written:
-// study[.short].json in the test's results folder (see loadtest.Paths).
+// study[.short].json in the test's results folder, beside its result.
 func Path(name string) (string, error) {
-	res, _, err := loadtest.Paths(name + "/study")
+	res, _, err := files.ResultPaths(name + "/study")
 	return res, err
 }
 

@@ -1,10 +1,10 @@
-package mcp_test
+package relayload_test
 
 import (
 	"os"
 	"testing"
 
-	"github.com/headroom-dev/headroom/loadtest/internal/childserver"
+	"github.com/headroom-dev/headroom/internal/childserver"
 )
 
 // The memory benchmark's stand-in gateway runs in another process, so that

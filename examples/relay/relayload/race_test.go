@@ -1,5 +1,5 @@
 //go:build race
 
-package mcp_test
+package relayload_test
 
 const raceEnabled = true

@@ -1,6 +1,6 @@
 //go:build linux
 
-package mcp_test
+package relayload_test
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
@@ -149,7 +150,7 @@ func sourceAddrs() []netip.Addr {
 // tokenOf is modeled user i's bearer token, as long as a seeded one.
 func tokenOf(i int) string { return fmt.Sprintf("user-%d-%043x", i, uint64(i)*0x9e3779b97f4a7c15) }
 
-// holdGateway holds cfg.users modeled gateway users (mcp.Gateway through
+// holdGateway holds cfg.users modeled gateway users (relayload.Gateway through
 // the core, over TLS) against the stand-in at addr and measures what they
 // cost the generator: memory once every stream is connected and the users
 // have settled into their bursts, CPU over the window.
@@ -181,7 +182,7 @@ func holdGateway(tb testing.TB, addr string, certs standInTLS, cfg holdConfig) u
 	hc, err := httpc.New(o)
 	require.NoError(tb, err)
 	defer hc.Close()
-	g := &mcp.Gateway{
+	g := &relayload.Gateway{
 		URL: "https://" + addr + "/mcp", DashboardURL: "https://" + addr + "/api/dashboard",
 		HTTP: hc, Token: tokenOf, MeanGap: cfg.meanGap, Idle: os.Getenv("HEADROOM_MCP_IDLE") != "", NoStream: os.Getenv("HEADROOM_MCP_NOSTREAM") != "",
 	}

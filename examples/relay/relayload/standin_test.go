@@ -1,4 +1,4 @@
-package mcp_test
+package relayload_test
 
 import (
 	"crypto/ecdsa"
@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headroom-dev/headroom/loadtest/internal/childserver"
+	"github.com/headroom-dev/headroom/internal/childserver"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
 )
 

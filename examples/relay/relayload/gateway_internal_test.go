@@ -1,4 +1,4 @@
-package mcp
+package relayload
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/mcp"
 )
 
 // MeanGap scales the calibrated bursts: a short run keeps their shape at a
@@ -95,7 +96,7 @@ func TestGatewayUsersStationaryFromTheFirstSecond(t *testing.T) {
 			start := time.Now()
 			res, err := loadtest.Run(context.Background(), loadtest.Scenario{
 				Seed:     seed,
-				Workload: &loadtest.Users{Kinds: []string{KindCallTool}, Behavior: behave},
+				Workload: &loadtest.Users{Kinds: []string{mcp.KindCallTool}, Behavior: behave},
 				Plan:     loadtest.Levels(ramp, hold, users),
 				Drain:    time.Second, SeriesEvery: -1,
 			})

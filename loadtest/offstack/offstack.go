@@ -10,6 +10,10 @@
 // stack. A Runner runs such work on a pooled worker goroutine, which keeps
 // its grown stack for the next job, and the owner stays small as long as
 // it itself allocates nothing.
+//
+// A user model that parks thousands of users between calls runs each act
+// through a Runner (the relay's gateway users, examples/relay/relayload,
+// do), and so does package sse for each held stream.
 package offstack
 
 import "time"

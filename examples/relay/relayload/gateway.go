@@ -1,4 +1,4 @@
-package mcp
+package relayload
 
 import (
 	"context"
@@ -10,20 +10,16 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
-	"github.com/headroom-dev/headroom/loadtest/internal/offstack"
+	"github.com/headroom-dev/headroom/loadtest/mcp"
+	"github.com/headroom-dev/headroom/loadtest/offstack"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 )
 
-// The kinds a Gateway workload records, besides the sse kinds of each
-// user's notification stream.
-const (
-	// KindInitialize is a user's connect: initialize and
-	// notifications/initialized, or server/discover in the stateless era.
-	KindInitialize = "initialize"
-	KindListTools  = "tools/list"
-	KindCallTool   = "tools/call"
-	KindDashboard  = "dashboard"
-)
+// KindDashboard is the kind of a dashboard page view, which a Gateway
+// workload records besides the MCP kinds (mcp.KindInitialize,
+// mcp.KindListTools, mcp.KindCallTool) and the sse kinds of each user's
+// notification stream.
+const KindDashboard = "dashboard"
 
 // Gateway is the production-calibrated workload of an MCP gateway's users,
 // as the published gateway harness models them:
@@ -52,7 +48,7 @@ type Gateway struct {
 	// Token returns modeled user i's bearer token.
 	Token func(user int) string
 	// ProtocolVersion is the MCP revision; empty means the default.
-	// StatelessVersion (or later) drives the stateless era: server/discover
+	// mcp.StatelessVersion (or later) drives the stateless era: server/discover
 	// in place of the handshake and a subscriptions/listen stream in place
 	// of the GET stream, the workload otherwise the same.
 	ProtocolVersion string
@@ -102,7 +98,7 @@ type Gateway struct {
 
 // Kinds returns every kind the workload records.
 func (g *Gateway) Kinds() []string {
-	ks := []string{KindInitialize, KindListTools, KindCallTool}
+	ks := []string{mcp.KindInitialize, mcp.KindListTools, mcp.KindCallTool}
 	if g.DashboardURL != "" {
 		ks = append(ks, KindDashboard)
 	}
@@ -121,7 +117,7 @@ func (g Gateway) withDefaults() (Gateway, error) {
 		scale := mean.Seconds() / 90
 		b, err := dist.CalibratedBursts(dist.Seconds(6*scale), dist.Seconds(20*scale), 5, mean)
 		if err != nil {
-			return g, fmt.Errorf("mcp: Gateway.MeanGap %v: %w", g.MeanGap, err)
+			return g, fmt.Errorf("relayload: Gateway.MeanGap %v: %w", g.MeanGap, err)
 		}
 		g.Gaps = b
 	}
@@ -147,17 +143,17 @@ func (g Gateway) withDefaults() (Gateway, error) {
 	}
 	var errs []error
 	if g.URL == "" {
-		errs = append(errs, errors.New("mcp: Gateway.URL is empty; give the gateway's MCP endpoint"))
+		errs = append(errs, errors.New("relayload: Gateway.URL is empty; give the gateway's MCP endpoint"))
 	}
 	if g.HTTP == nil {
-		errs = append(errs, errors.New("mcp: Gateway.HTTP is nil; give an httpc.Client shared by all users"))
+		errs = append(errs, errors.New("relayload: Gateway.HTTP is nil; give an httpc.Client shared by all users"))
 	}
 	if g.Token == nil {
-		errs = append(errs, errors.New("mcp: Gateway.Token is nil; give the function that returns user i's token"))
+		errs = append(errs, errors.New("relayload: Gateway.Token is nil; give the function that returns user i's token"))
 	}
 	for name, v := range map[string]float64{"BotShare": g.BotShare, "Relist": g.Relist, "Dashboard": g.Dashboard} {
 		if v > 1 {
-			errs = append(errs, fmt.Errorf("mcp: Gateway.%s is %v; give a share in [0, 1]", name, v))
+			errs = append(errs, fmt.Errorf("relayload: Gateway.%s is %v; give a share in [0, 1]", name, v))
 		}
 	}
 	return g, errors.Join(errs...)
@@ -176,7 +172,7 @@ func (g *Gateway) Users() (*loadtest.Users, error) {
 	if g.DashboardURL != "" {
 		// Checked once here: each view prepares its request (viewDashboard).
 		if _, err := g.HTTP.Prepare("GET", g.DashboardURL, cfg.dashboardHeader(0), nil); err != nil {
-			return nil, fmt.Errorf("mcp: Gateway.DashboardURL: %w", err)
+			return nil, fmt.Errorf("relayload: Gateway.DashboardURL: %w", err)
 		}
 	}
 	names := &toolLists{}
@@ -184,9 +180,9 @@ func (g *Gateway) Users() (*loadtest.Users, error) {
 	// user: a group per user would repeat the configuration 10,000 times.
 	var streams *sse.Group
 	if !g.NoStream {
-		scfg := NotificationConfig(g.HTTP, g.URL, nil)
-		if Stateless(g.ProtocolVersion) {
-			scfg = ListenConfig(g.HTTP, g.URL, g.ProtocolVersion, nil)
+		scfg := mcp.NotificationConfig(g.HTTP, g.URL, nil)
+		if mcp.Stateless(g.ProtocolVersion) {
+			scfg = mcp.ListenConfig(g.HTTP, g.URL, g.ProtocolVersion, nil)
 		}
 		scfg.DeliveryTimeout = g.DeliveryTimeout
 		if streams, err = sse.NewGroup(scfg); err != nil {
@@ -201,7 +197,7 @@ func (g *Gateway) Users() (*loadtest.Users, error) {
 type gatewayUser struct {
 	g      *Gateway
 	u      *loadtest.User
-	c      *Client
+	c      *mcp.Client
 	names  *toolLists
 	stream *sse.Stream
 	// The user's goroutine runs its acts on off (see live); these are
@@ -246,9 +242,9 @@ func (g *Gateway) start(u *loadtest.User, names *toolLists, streams *sse.Group) 
 	if g.ClientAddrs {
 		header = []httpc.Header{httpc.ForwardedFor(u.ID)}
 	}
-	c, err := New(g.HTTP, Options{URL: g.URL, Token: g.Token(u.ID), ProtocolVersion: g.ProtocolVersion, Header: header})
+	c, err := mcp.New(g.HTTP, mcp.Options{URL: g.URL, Token: g.Token(u.ID), ProtocolVersion: g.ProtocolVersion, Header: header})
 	if err != nil {
-		u.Record(KindInitialize, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
+		u.Record(mcp.KindInitialize, 0, loadtest.Response{Outcome: loadtest.ProtocolError, Err: err})
 		return nil
 	}
 	gu := &gatewayUser{g: g, u: u, c: c, names: names}
@@ -267,10 +263,10 @@ func (g *Gateway) start(u *loadtest.User, names *toolLists, streams *sse.Group) 
 // connect initializes the session and lists the tools.
 func (gu *gatewayUser) connect() bool {
 	u, c := gu.u, gu.c
-	if u.Do(KindInitialize, c.Initialize).Outcome != loadtest.OK {
+	if u.Do(mcp.KindInitialize, c.Initialize).Outcome != loadtest.OK {
 		return false
 	}
-	r := u.Do(KindListTools, func(ctx context.Context) loadtest.Response {
+	r := u.Do(mcp.KindListTools, func(ctx context.Context) loadtest.Response {
 		ts, r := c.ListTools(ctx)
 		if r.Outcome == loadtest.OK {
 			gu.tools = gu.names.of(ts)
@@ -352,19 +348,19 @@ func (gu *gatewayUser) act() {
 	case gu.reconnectDue():
 		gu.connect()
 	case u.Rand.Float64() < g.Relist:
-		u.Do(KindListTools, func(ctx context.Context) loadtest.Response { _, r := c.ListTools(ctx); return r })
+		u.Do(mcp.KindListTools, func(ctx context.Context) loadtest.Response { _, r := c.ListTools(ctx); return r })
 	}
 	if len(gu.tools) == 0 {
 		return
 	}
 	tool := gu.tools[u.Rand.IntN(len(gu.tools))]
 	args := g.Arguments(u, tool)
-	r := u.Do(KindCallTool, func(ctx context.Context) loadtest.Response { _, r := c.CallTool(ctx, tool, args); return r })
+	r := u.Do(mcp.KindCallTool, func(ctx context.Context) loadtest.Response { _, r := c.CallTool(ctx, tool, args); return r })
 	// Every call the gateway completed, a tool error included, is one
 	// event on the user's stream: a pending observation of the step the
 	// call was made in, judged within DeliveryTimeout. A call the user's
 	// departure cut short was not recorded, so nothing is expected of it.
-	var te *ToolError
+	var te *mcp.ToolError
 	if gu.stream != nil && u.Context().Err() == nil && (r.Outcome == loadtest.OK || errors.As(r.Err, &te)) {
 		gu.stream.Expect(1)
 	}
@@ -408,7 +404,7 @@ const maxToolLists = 1024
 
 // of returns the names of tools, shared with every other user that listed
 // the same names in the same order.
-func (t *toolLists) of(tools []Tool) []string {
+func (t *toolLists) of(tools []mcp.Tool) []string {
 	if len(tools) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package mcp_test
+package relayload_test
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/examples/relay/relayseed"
 	"github.com/headroom-dev/headroom/examples/relay/server"
 	"github.com/headroom-dev/headroom/loadtest"
@@ -57,7 +58,7 @@ func TestGatewayWorkloadAgainstTheRelay(t *testing.T) {
 	t.Cleanup(hc.Close)
 	fast, err := dist.CalibratedBursts(50*time.Millisecond, 200*time.Millisecond, 3, 300*time.Millisecond)
 	require.NoError(t, err)
-	g := &mcp.Gateway{
+	g := &relayload.Gateway{
 		URL: ts.URL + "/mcp", DashboardURL: ts.URL + "/api/dashboard", HTTP: hc,
 		Token:     func(i int) string { return pop.Token(pop.Users[i%len(pop.Users)].ID) },
 		Gaps:      fast,
@@ -84,7 +85,7 @@ func TestGatewayWorkloadAgainstTheRelay(t *testing.T) {
 	require.NotNil(t, calls)
 	assert.Greater(t, calls.Total(), int64(20), "users called tools")
 	assert.Positive(t, calls.Outcomes[loadtest.AppError], "the upstream's tool errors come back as tool errors")
-	assert.Positive(t, s.Kind(mcp.KindDashboard).Total(), "dashboard views")
+	assert.Positive(t, s.Kind(relayload.KindDashboard).Total(), "dashboard views")
 	fanout := s.Kind(sse.DefaultFanoutKind)
 	assert.InDelta(t, calls.Outcomes[loadtest.OK]+calls.Outcomes[loadtest.AppError], fanout.Total(), float64(calls.Total())/5+3,
 		"about one event per call on the users' streams")
@@ -198,7 +199,7 @@ func TestGatewayWorkload_StreamDelivery(t *testing.T) {
 			t.Cleanup(hc.Close)
 			fast, err := dist.CalibratedBursts(50*time.Millisecond, 200*time.Millisecond, 3, 300*time.Millisecond)
 			require.NoError(t, err)
-			g := &mcp.Gateway{
+			g := &relayload.Gateway{
 				URL: srv.URL + "/mcp", HTTP: hc,
 				Token:           func(i int) string { return fmt.Sprintf("user-%d", i) },
 				Gaps:            fast,
@@ -268,7 +269,7 @@ func TestGateway_IdleUsersWithClientAddrs(t *testing.T) {
 			t.Cleanup(hc.Close)
 			fast, err := dist.CalibratedBursts(50*time.Millisecond, 200*time.Millisecond, 3, 300*time.Millisecond)
 			require.NoError(t, err)
-			g := &mcp.Gateway{URL: srv.URL + "/mcp", HTTP: hc, Gaps: fast, BotShare: -1, Reconnect: -1,
+			g := &relayload.Gateway{URL: srv.URL + "/mcp", HTTP: hc, Gaps: fast, BotShare: -1, Reconnect: -1,
 				Token: func(i int) string { return fmt.Sprintf("user-%d", i) }, Idle: on, ClientAddrs: on}
 			users, err := g.Users()
 			require.NoError(t, err)

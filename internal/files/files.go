@@ -1,0 +1,107 @@
+// Package files knows where Headroom's results live and writes them
+// safely: the module root, a test's result, baseline and log paths, and
+// atomic writes.
+package files
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// WriteAtomic writes b to path through a temporary file in the same
+// directory renamed over path, so that a reader never sees half a file;
+// it creates the directory.
+func WriteAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// ModuleRoot returns the directory of the go.mod that encloses the current
+// directory: results and baselines live under its testdata/.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
+}
+
+// ResultPaths returns where the result and the baseline of the test named name
+// ("TestLoad_Smoke/users=50") live: testdata/results/<Test>/<sub>.json and
+// testdata/golden/<Test>/<sub>.json under the module root, or under
+// LOADTEST_RESULTS_DIR and LOADTEST_GOLDEN_DIR when set. A test without
+// subtests uses "run" as its file name. A -short run is another experiment
+// than a full one: its files end in ".short.json".
+func ResultPaths(name string) (result, golden string, err error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", "", fmt.Errorf("loadtest: no go.mod above the working directory to anchor testdata/: %w", err)
+	}
+	resDir := envOr("LOADTEST_RESULTS_DIR", filepath.Join(root, "testdata", "results"))
+	goldDir := envOr("LOADTEST_GOLDEN_DIR", filepath.Join(root, "testdata", "golden"))
+	test, sub, ok := strings.Cut(name, "/")
+	if !ok {
+		sub = "run"
+	}
+	rel := filepath.Join(SafeName(test), SafeName(sub))
+	if testing.Testing() && testing.Short() {
+		rel += ".short"
+	}
+	rel += ".json"
+	return filepath.Join(resDir, rel), filepath.Join(goldDir, rel), nil
+}
+
+// LogDir returns where the components' logs of the test named name go:
+// beside its result, testdata/results/<Test>/<sub>[.short].logs (see ResultPaths).
+func LogDir(name string) (string, error) {
+	res, _, err := ResultPaths(name)
+	return strings.TrimSuffix(res, ".json") + ".logs", err
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// SafeName keeps subtest levels as directories and replaces characters
+// that do not belong in file names.
+func SafeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\\', ':', '*', '?', '"', '<', '>', '|', ' ':
+			return '_'
+		}
+		return r
+	}, s)
+}
