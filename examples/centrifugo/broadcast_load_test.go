@@ -83,11 +83,11 @@ func broadcast(t *testing.T, backend string) {
 	if !testing.Short() {
 		checks = append(checks, loadtest.LatencyBelow(sse.DefaultFanoutKind, 95, 250*time.Millisecond))
 	}
-	res := loadtest.Test(t, loadtest.Scenario{
+	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Recorder: rec, Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "publish", Weight: 1, Do: do}}},
 		Plan: loadtest.Levels(ramp, hold, rates...), Checks: checks,
-		Samplers: stack.Samplers(), System: stack.System(), Params: k.Params(),
-	})
+		Params: k.Params(),
+	}))
 	if err := res.Err(); err != nil {
 		t.Error(err)
 	}

@@ -234,13 +234,13 @@ func drainCell(t *testing.T, cell *cellStack, p drainPolicy, params map[string]s
 		phase.Store(phaseAfter)
 		stopped <- err
 	}()
-	res := loadtest.Test(t, loadtest.Scenario{
+	res := loadtest.Test(t, cell.stack.Scenario(loadtest.Scenario{
 		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: mcp.KindCallTool, Weight: 1, Do: do}}, MaxInFlight: int(rate*(timeout.Seconds()+1)) + 100},
 		Plan:     loadtest.Levels(ramp, hold, rate),
 		Checks:   []loadtest.Check{cell.stack.ComponentsUp()}, // the relay is stopped on purpose; the drain's checks follow
-		Samplers: cell.stack.Samplers(), System: cell.stack.System(), Params: params,
-		Drain: timeout + 2*time.Second,
-	})
+		Params:   params,
+		Drain:    timeout + 2*time.Second,
+	}))
 	require.NoError(t, <-stopped, "stopping the relay")
 	if err := res.Err(); err != nil {
 		t.Error(err)

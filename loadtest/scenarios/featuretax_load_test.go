@@ -110,14 +110,14 @@ func TestLoad_FeatureTax(t *testing.T) {
 					}
 					go scrapeLoop(tctx, c.stack.TargetURL+"/metrics", every, &scrapes)
 				}
-				res, err := loadtest.Run(tctx, loadtest.Scenario{
-					Name:     "TestLoad_FeatureTax/posture=" + p.name,
-					Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: mcp.KindCallTool, Weight: 1, Do: d}}, MaxInFlight: conns},
-					Plan:     loadtest.Levels(ramp, hold, rate),
-					Checks:   []loadtest.Check{loadtest.FailuresBelow(mcp.KindCallTool, 0.001), c.stack.ComponentsUp()},
-					Samplers: c.stack.Samplers(), SampleEvery: min(250*time.Millisecond, hold/4),
-					System: c.stack.System(), Params: k.Params(), Drain: timeout,
-				})
+				res, err := loadtest.Run(tctx, c.stack.Scenario(loadtest.Scenario{
+					Name:        "TestLoad_FeatureTax/posture=" + p.name,
+					Workload:    &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: mcp.KindCallTool, Weight: 1, Do: d}}, MaxInFlight: conns},
+					Plan:        loadtest.Levels(ramp, hold, rate),
+					Checks:      []loadtest.Check{loadtest.FailuresBelow(mcp.KindCallTool, 0.001), c.stack.ComponentsUp()},
+					SampleEvery: min(250*time.Millisecond, hold/4),
+					Params:      k.Params(), Drain: timeout,
+				}))
 				if res != nil && first == nil {
 					first = res
 				}

@@ -88,13 +88,13 @@ func TestLoad_Forward(t *testing.T) {
 			env := map[string]string{"RELAY_UPSTREAM_MODE": c.mode, "RELAY_WORKERS": strconv.Itoa(w), "RELAY_LIST_CACHE_TTL": "1h"}
 			inFlight := int(rate*(timeout+time.Second).Seconds()) + 100
 			cell := startCell(t, k, env, stubUpstream(delay), inFlight, timeout)
-			res := loadtest.Test(t, loadtest.Scenario{
+			res := loadtest.Test(t, cell.stack.Scenario(loadtest.Scenario{
 				Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: c.kind, Weight: 1, Do: cell.requests(t, c.kind)}}, MaxInFlight: inFlight},
 				Plan:     loadtest.Levels(ramp, hold, rate),
 				Checks:   []loadtest.Check{cell.stack.ComponentsUp()}, // losing calls is the finding, not a breach
-				Samplers: cell.stack.Samplers(), System: cell.stack.System(), Params: k.Params(),
-				Drain: timeout + 2*time.Second,
-			})
+				Params:   k.Params(),
+				Drain:    timeout + 2*time.Second,
+			}))
 			if err := res.Err(); err != nil {
 				t.Error(err)
 			}

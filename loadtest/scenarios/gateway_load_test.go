@@ -23,21 +23,21 @@ import (
 // their set-up here; TestLoad_Smoke spells its own out, as the README's
 // complete example.
 
-// relayEnv turns on the relay's Prometheus metrics, which relaySamplers
+// relayEnv turns on the relay's Prometheus metrics, which relayMetrics
 // read.
 var relayEnv = map[string]string{"RELAY_METRICS": "1"}
 
-// relaySamplers are the stack's samplers (containers, their proxies) and
+// relayMetrics samples, beside what the stack samples (stack.Scenario),
 // the relay's own view: goroutines, Go heap and stacks, held streams,
 // requests in flight, database connections in use and requests answered.
-func relaySamplers(stack *fixtures.Stack) []loadtest.Sampler {
-	return append(stack.Samplers(), &prom.Sampler{URL: stack.TargetURL + "/metrics", Component: "relay",
+func relayMetrics(stack *fixtures.Stack) []loadtest.Sampler {
+	return []loadtest.Sampler{&prom.Sampler{URL: stack.TargetURL + "/metrics", Component: "relay",
 		Series: append([]prom.Series{
 			{Metric: "relay_held_streams", Labels: map[string]string{"kind": "user"}, Name: "held_streams"},
 			{Metric: "relay_inflight_requests", Name: "inflight_requests"},
 			{Metric: "relay_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"},
 			{Metric: "relay_http_requests_total", Name: "requests_total"},
-		}, prom.GoRuntime...)})
+		}, prom.GoRuntime...)}}
 }
 
 // afterProbes logs every component that stopped during a search, and so

@@ -117,11 +117,10 @@ func helpdesk(t *testing.T, setup string) {
 		if !testing.Short() {
 			checks = append(checks, loadtest.LatencyBelow(loadtest.AllRequests, 95, bar))
 		}
-		res := loadtest.Test(t, loadtest.Scenario{
+		res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 			Workload: w, Plan: loadtest.Levels(ramp, hold, levels...), Checks: checks, Seed: seedN,
-			Headline: loadtest.AllRequests, Samplers: deskSamplers(stack), Profiles: stack.Profiles(),
-			System: stack.System(), Params: k.Params(), Drain: 31 * time.Second,
-		})
+			Headline: loadtest.AllRequests, Samplers: deskMetrics(stack), Params: k.Params(), Drain: 31 * time.Second,
+		}))
 		if err := res.Err(); err != nil {
 			t.Error(err)
 		}
@@ -177,23 +176,23 @@ func seedDesk(t *testing.T, stack *fixtures.Stack, spec deskseed.Spec) *deskseed
 	return pop
 }
 
-// deskSamplers are the stack's samplers (every container's CPU and memory,
-// PostgreSQL's connections by state and application) and each desk web
-// process's own view: held streams, database connections in use, Go heap
-// and goroutines.
-func deskSamplers(stack *fixtures.Stack) []loadtest.Sampler {
-	return targetSamplers(stack, append([]prom.Series{
+// deskMetrics samples each desk web process's own view — held streams,
+// database connections in use, Go heap and goroutines — beside what the
+// stack samples (stack.Scenario: every container's CPU and memory,
+// PostgreSQL's connections by state and application).
+func deskMetrics(stack *fixtures.Stack) []loadtest.Sampler {
+	return targetMetrics(stack, append([]prom.Series{
 		{Metric: "desk_held_streams", Name: "held_streams"},
 		{Metric: "desk_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"},
 	}, prom.GoRuntime...)...)
 }
 
-// targetSamplers are the stack's samplers and, for each replica of the
-// target, one of its Prometheus metrics, under the replica's component
-// name ("desk", or "desk-1", "desk-2"…), so that its series stand beside
-// the replica's CPU and memory.
-func targetSamplers(stack *fixtures.Stack, series ...prom.Series) []loadtest.Sampler {
-	out := stack.Samplers()
+// targetMetrics samples, for each replica of the target, its Prometheus
+// metrics, under the replica's component name ("desk", or "desk-1",
+// "desk-2"…), so that its series stand beside the replica's CPU and
+// memory.
+func targetMetrics(stack *fixtures.Stack, series ...prom.Series) []loadtest.Sampler {
+	var out []loadtest.Sampler
 	for i, name := range targetNames(stack) {
 		out = append(out, &prom.Sampler{URL: stack.TargetURLs[i] + "/metrics", Component: name, Series: series})
 	}

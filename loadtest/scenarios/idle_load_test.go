@@ -44,13 +44,13 @@ func TestLoad_IdleStreams(t *testing.T) {
 	idle, err := (&relayload.Gateway{URL: stack.URL + "/mcp", HTTP: hc, Token: pop.TokenOf, Idle: true, Reconnect: -1}).Users()
 	require.NoError(t, err)
 
-	res := loadtest.Test(t, loadtest.Scenario{
+	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: idle, Plan: loadtest.Levels(ramp, hold, levels...), Seed: seedN,
 		// Users connect during the ramps; the holds see their streams.
 		Checks:   []loadtest.Check{heldStreams(), sse.Healthy(), stack.ComponentsUp()},
-		Samplers: relaySamplers(stack), Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
+		Samplers: relayMetrics(stack), Params: k.Params(),
 		Analyze: streamCosts, Drain: 5 * time.Second,
-	})
+	}))
 	for _, f := range res.Findings {
 		t.Log(f)
 	}

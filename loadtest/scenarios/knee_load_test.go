@@ -77,12 +77,12 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	gateway, err := (&relayload.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
 		HTTP: hc, Token: pop.TokenOf, MeanGap: gap, ClientAddrs: true, ProtocolVersion: e.revision}).Users()
 	require.NoError(t, err)
-	res := loadtest.Test(t, loadtest.Scenario{
+	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: gateway, Plan: plan, Checks: gatewayBar(stack), Seed: seedN,
-		Samplers: relaySamplers(stack), Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
+		Samplers: relayMetrics(stack), Params: k.Params(),
 		Drain: time.Duration(upstream.Call.Cap) + 5*time.Second,
 		Reset: stack.Revive, // a probe that killed the relay does not leave the next a dead one
-	})
+	}))
 	t.Log(res.Ceiling())
 	afterProbes(t, stack)
 	if err := res.Err(); err != nil {

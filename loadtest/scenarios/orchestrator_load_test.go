@@ -108,12 +108,12 @@ func orchestrator(t *testing.T, web int) {
 		checks = append(checks, loadtest.LatencyBelow(loadtest.AllRequests, 95, 300*time.Millisecond),
 			loadtest.LatencyBelow(sse.DefaultFanoutKind, 95, time.Second))
 	}
-	res := loadtest.Test(t, loadtest.Scenario{
+	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: run.users(), Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: float64(run.level()), Hold: hold}}},
 		Checks: checks, Seed: seedN, Headline: loadtest.AllRequests,
-		Samplers: orchSamplers(stack), Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
+		Samplers: orchMetrics(stack), Params: k.Params(),
 		Analyze: orchFindings, Drain: 5 * time.Second,
-	})
+	}))
 	for _, f := range res.Findings {
 		t.Log(f)
 	}
@@ -354,11 +354,12 @@ func (r *orchRun) allFinished() loadtest.Check {
 	})
 }
 
-// orchSamplers are the stack's samplers (every process's CPU and memory,
+// orchMetrics samples each web process's held streams, beside what the
+// stack samples (stack.Scenario: every process's CPU and memory,
 // PostgreSQL's connections by state and application and its transactions
-// per second) and each web process's held streams.
-func orchSamplers(stack *fixtures.Stack) []loadtest.Sampler {
-	return targetSamplers(stack, prom.Series{Metric: "orch_held_streams", Name: "held_streams"})
+// per second).
+func orchMetrics(stack *fixtures.Stack) []loadtest.Sampler {
+	return targetMetrics(stack, prom.Series{Metric: "orch_held_streams", Name: "held_streams"})
 }
 
 // orchFindings are the seed's figures beside the step table: fan-out

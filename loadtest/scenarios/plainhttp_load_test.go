@@ -43,15 +43,15 @@ func TestLoad_PlainHTTP(t *testing.T) {
 	if !testing.Short() { // latency bars only at full size: a short run on a shared machine would flake
 		checks = append(checks, loadtest.LatencyBelow("read", 95, 20*time.Millisecond))
 	}
-	res := loadtest.Test(t, loadtest.Scenario{
+	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{ // the open model: arrivals by time, not by answers
 			{Name: "read", Weight: 9, Do: hc.Func(read)},
 			{Name: "work", Weight: 1, Do: hc.Func(work)},
 		}},
-		Plan:     loadtest.Levels(2*time.Second, hold, rates...),
-		Checks:   checks,
-		Samplers: stack.Samplers(), System: stack.System(), Params: k.Params(),
-	})
+		Plan:   loadtest.Levels(2*time.Second, hold, rates...),
+		Checks: checks,
+		Params: k.Params(),
+	}))
 	if err := res.Err(); err != nil { // breaches, invalid steps, regressions: the one exit
 		t.Error(err)
 	}

@@ -121,7 +121,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 
 	do, err := rateRequests(t.Context(), hc, stack.URL, pop.TokenOf, sessions, rk.kind)
 	require.NoError(t, err)
-	res := loadtest.Test(t, loadtest.Scenario{
+	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: rk.kind, Weight: 1, Do: do}}, MaxInFlight: inFlight},
 		Plan:     plan, Seed: seedN, Reset: stack.Revive,
 		Checks: []loadtest.Check{
@@ -130,9 +130,9 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 			loadtest.LatencyBelow(rk.kind, 95, p95),
 			stack.ComponentsUp(),
 		},
-		Samplers: relaySamplers(stack), Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
+		Samplers: relayMetrics(stack), Params: k.Params(),
 		Drain: 10 * time.Second,
-	})
+	}))
 	t.Log(res.Ceiling())
 	afterProbes(t, stack)
 	if err := res.Err(); err != nil {

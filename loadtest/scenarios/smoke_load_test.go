@@ -92,16 +92,16 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 		checks = append(checks, loadtest.LatencyBelow(mcp.KindCallTool, 95, 15*time.Second),
 			loadtest.LatencyBelow(sse.DefaultFanoutKind, 95, time.Second))
 	}
-	res := loadtest.Test(t, loadtest.Scenario{
+	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: gateway, Plan: loadtest.Levels(ramp, hold, users...), Checks: checks, Seed: seedN,
-		// The stack's samplers, and the relay's own metrics (goroutines,
-		// heap, database connections); a failing step keeps the relay's CPU
-		// and heap profiles (LOAD_PROFILE=<dir> keeps every step's).
-		Samplers: append(stack.Samplers(), &prom.Sampler{URL: stack.TargetURL + "/metrics", Component: "relay",
-			Series: append([]prom.Series{{Metric: "relay_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"}}, prom.GoRuntime...)}),
-		Profiles: stack.Profiles(), System: stack.System(), Params: k.Params(),
-		Drain: time.Duration(upstream.Call.Cap) + 5*time.Second, // calls of the hold may take the upstream's cap
-	})
+		// Besides the stack's samplers and the relay's profiles (kept for
+		// a failing step; LOAD_PROFILE=<dir> keeps every step's), the
+		// relay's own metrics: goroutines, heap, database connections.
+		Samplers: []loadtest.Sampler{&prom.Sampler{URL: stack.TargetURL + "/metrics", Component: "relay",
+			Series: append([]prom.Series{{Metric: "relay_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"}}, prom.GoRuntime...)}},
+		Params: k.Params(),
+		Drain:  time.Duration(upstream.Call.Cap) + 5*time.Second, // calls of the hold may take the upstream's cap
+	}))
 	if err := res.Err(); err != nil {
 		t.Error(err)
 	}

@@ -50,10 +50,14 @@ type cellStack struct {
 
 // startCell starts a relay with env (RELAY_* variables) alone on SQLite
 // with the stub upstream b, seeds studyUsers users without usage history,
-// and makes a client with conns connections and the given timeout.
+// and makes a client with conns connections and the given timeout. The
+// relay serves no profiles to the run: the studies measure its cost, which
+// a CPU profile in every hold would add to.
 func startCell(t *testing.T, k *loadtest.Knobs, env map[string]string, b mockupstream.Behavior, conns int, timeout time.Duration) *cellStack {
 	t.Helper()
-	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(fixtures.SQLite), fixtures.WithoutProxy(),
+	relay := relayload.Service()
+	relay.Pprof = ""
+	stack := fixtures.Start(t, fixtures.WithTarget(relay), fixtures.WithDatabase(fixtures.SQLite), fixtures.WithoutProxy(),
 		fixtures.WithUpstreamBehavior(b), fixtures.WithTargetEnv(env))
 	pop := populate(t, k, stack, studyUsers, 0, 1)
 	o := stack.ClientOptions()
