@@ -13,16 +13,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 	"github.com/headroom-dev/headroom/examples/orch/server"
 )
 
@@ -37,41 +32,16 @@ func run() int {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	cfg.Logger = log
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-
-	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	srv, err := server.New(startCtx, cfg)
-	cancel()
-	if err != nil {
-		log.Error("orch: start failed", "err", err.Error())
-		return 1
-	}
-	l, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		log.Error("orch: listen failed (ORCH_ADDR)", "addr", cfg.Addr, "err", err.Error())
-		srv.Close()
-		return 1
-	}
-	log.Info("orch: listening", "addr", l.Addr().String(), "role", cfg.Role, "pooler", cfg.Pooler,
-		"db_max_conns", cfg.DBMaxConns, "metrics", cfg.Metrics, "version", server.Version)
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	select {
-	case <-ctx.Done():
-		log.Info("orch: signal received; draining")
-	case err := <-served:
-		if !errors.Is(err, http.ErrServerClosed) {
-			log.Error("orch: serve failed", "err", err.Error())
-			srv.Close()
-			return 1
-		}
-	}
-	stop() // a second signal kills the process the default way
-	if _, err := srv.Shutdown(context.Background()); err != nil {
-		log.Error("orch: drain failed", "err", err.Error())
-		return 1
-	}
-	return 0
+	return kit.Process[server.DrainReport]{
+		Name: "orch", Addr: cfg.Addr, AddrVar: "ORCH_ADDR", Log: log,
+		Start: func(ctx context.Context) (kit.Server[server.DrainReport], error) {
+			srv, err := server.New(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return srv, nil
+		},
+		Listening: []any{"role", cfg.Role, "pooler", cfg.Pooler,
+			"db_max_conns", cfg.DBMaxConns, "metrics", cfg.Metrics, "version", server.Version},
+	}.Run()
 }

@@ -62,3 +62,13 @@ func TestStackPullsNoRendering(t *testing.T) {
 		"register report.WriteHTML with loadtest.RegisterWriter in a TestMain instead of importing loadtest/report for its side effect")
 	assert.NotEmpty(t, deps(t, "gonum.org/v1/plot", "./loadtest/report"), "the check sees the plotting library where it is")
 }
+
+// The example products' binaries link no test machinery: a service is
+// built into a FROM scratch image and measured, and the fixtures (with
+// testcontainers under them) belong to its load tests, not to it.
+func TestProductBinariesLinkNoFixtures(t *testing.T) {
+	binaries := []string{"./examples/relay", "./examples/desk", "./examples/orch"}
+	assert.Empty(t, deps(t, module+"/fixtures", binaries...), "keep fixtures out of the services (examples/internal/kit is for them; loadkit for their load tests)")
+	assert.Empty(t, deps(t, "github.com/testcontainers/", binaries...))
+	assert.NotEmpty(t, deps(t, module+"/fixtures", "./examples/desk/deskload"), "the check sees the fixtures where they are")
+}

@@ -1,8 +1,7 @@
 package deskload
 
 import (
-	"maps"
-
+	"github.com/headroom-dev/headroom/examples/internal/loadkit"
 	"github.com/headroom-dev/headroom/fixtures"
 )
 
@@ -18,33 +17,9 @@ const Package = "github.com/headroom-dev/headroom/examples/desk"
 // metrics and profiles on, ready when GET /readyz answers 200. Its role is
 // DESK_ROLE, all by default: set "web" on the target's replicas and run
 // one [Worker] beside them for the scaled-out setup.
-func Service() fixtures.Service {
-	return fixtures.Service{
-		Name:      "desk",
-		Package:   Package,
-		Port:      8080,
-		Ready:     fixtures.HTTPReady("/readyz", 200),
-		GoRuntime: true,
-		Pprof:     "/debug/pprof",
-		Env: map[string]string{
-			"DESK_ADDR":       "{{.Addr}}",
-			"DATABASE_URL":    "{{.DatabaseURL}}",
-			"DESK_LISTEN_URL": "{{.DirectDatabaseURL}}",
-			"DESK_POOLER":     "{{if .Pooled}}1{{end}}",
-			"DESK_METRICS":    "1",
-			"DESK_PPROF":      "1",
-		},
-	}
-}
+func Service() fixtures.Service { return loadkit.PostgresService("desk", Package, "DESK") }
 
 // Worker returns the desk in its worker role, named desk-worker: the
 // outbox, presence expiry and the rest of the background work, for
 // fixtures.WithService beside web replicas of [Service].
-func Worker() fixtures.Service {
-	s := Service()
-	s.Name = "desk-worker"
-	s.Pprof = ""
-	s.Env = maps.Clone(s.Env)
-	s.Env["DESK_ROLE"] = "worker"
-	return s
-}
+func Worker() fixtures.Service { return loadkit.Role(Service(), "desk-worker", "DESK", "worker") }

@@ -20,9 +20,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // Case statuses, as stored in cases.status.
@@ -79,10 +78,7 @@ func TokenHash(token string) string {
 }
 
 // Migration is one numbered step of the schema.
-type Migration struct {
-	Version    int
-	Statements []string
-}
+type Migration = kit.Migration
 
 // Migrations are the schema's steps in order. Statements are idempotent
 // (IF NOT EXISTS).
@@ -198,46 +194,9 @@ func Version() int { return Migrations[len(Migrations)-1].Version }
 // advisoryLockKey serializes migrations of one database ("desk" in ASCII).
 const advisoryLockKey = 0x6465736b
 
-// Execer is what Migrate needs: *pgxpool.Pool and *pgx.Conn have it.
-type Execer interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
-
 // Migrate applies the migrations db lacks, each in one transaction under
 // an advisory lock, so that several desk processes starting at once apply
 // each step once. It returns the schema version.
-func Migrate(ctx context.Context, db Execer) (int, error) {
-	version := 0
-	for _, m := range Migrations {
-		err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(advisoryLockKey)); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-				return err
-			}
-			var have int
-			if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&have); err != nil {
-				return err
-			}
-			if have >= m.Version {
-				version = have
-				return nil
-			}
-			for _, st := range m.Statements {
-				if _, err := tx.Exec(ctx, st); err != nil {
-					return fmt.Errorf("%w in: %s", err, st)
-				}
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, m.Version); err != nil {
-				return err
-			}
-			version = m.Version
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("desk: migrate to schema version %d: %w", m.Version, err)
-		}
-	}
-	return version, nil
+func Migrate(ctx context.Context, db kit.Beginner) (int, error) {
+	return kit.Migrate(ctx, db, "desk", advisoryLockKey, Migrations)
 }

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // Roles, the values of Config.Role: what one desk process does.
@@ -136,83 +135,34 @@ func DefaultConfig() Config {
 // each error naming its variable and what would be accepted.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
-	var errs []error
-	str := func(name string, dst *string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			*dst = v
-		}
-	}
-	dur := func(name string, dst *time.Duration) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a positive duration such as 30s or 1500ms", name, v))
-			return
-		}
-		*dst = d
-	}
-	num := func(name string, dst *int64) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", name, v))
-			return
-		}
-		*dst = n
-	}
-	integer := func(name string, dst *int) {
-		n := int64(*dst)
-		num(name, &n)
-		*dst = int(n)
-	}
-	flag := func(name string, dst *bool) {
-		switch v := strings.TrimSpace(getenv(name)); v {
-		case "":
-		case "1", "true", "on":
-			*dst = true
-		case "0", "false", "off":
-			*dst = false
-		default:
-			errs = append(errs, fmt.Errorf("%s=%q: want 0 or 1", name, v))
-		}
-	}
-	str("DESK_ADDR", &c.Addr)
-	str("DATABASE_URL", &c.DatabaseURL)
-	str("DESK_LISTEN_URL", &c.ListenURL)
-	flag("DESK_POOLER", &c.Pooler)
-	str("DESK_ROLE", &c.Role)
-	integer("DESK_DB_MAX_CONNS", &c.DBMaxConns)
-	flag("DESK_METRICS", &c.Metrics)
-	flag("DESK_PPROF", &c.Pprof)
-	flag("DESK_SHARED_COUNTS", &c.SharedCounts)
-	dur("DESK_COUNTS_TTL", &c.CountsTTL)
-	flag("DESK_ACCESS_CACHE", &c.AccessCache)
-	dur("DESK_ACCESS_CACHE_TTL", &c.AccessCacheTTL)
-	flag("DESK_LIVE", &c.Live)
-	dur("DESK_KEEPALIVE_INTERVAL", &c.KeepaliveInterval)
-	dur("DESK_PRESENCE_TTL", &c.PresenceTTL)
-	str("DESK_MAIL_URL", &c.MailURL)
-	str("DESK_MAIL_TOKEN", &c.MailToken)
-	flag("DESK_MAIL_ALLOW_PRIVATE", &c.MailAllowPrivate)
-	dur("DESK_OUTBOX_INTERVAL", &c.OutboxInterval)
-	integer("DESK_PAGE_SIZE", &c.PageSize)
-	dur("DESK_DRAIN_TIMEOUT", &c.DrainTimeout)
-	num("DESK_MAX_BODY_BYTES", &c.MaxBodyBytes)
-	if v := strings.TrimSpace(getenv("DESK_LOG_LEVEL")); v != "" {
-		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			errs = append(errs, fmt.Errorf("DESK_LOG_LEVEL=%q: want debug, info, warn or error", v))
-		}
-	}
+	e := kit.NewEnv(getenv)
+	e.String("DESK_ADDR", &c.Addr)
+	e.String("DATABASE_URL", &c.DatabaseURL)
+	e.String("DESK_LISTEN_URL", &c.ListenURL)
+	e.Bool("DESK_POOLER", &c.Pooler)
+	e.String("DESK_ROLE", &c.Role)
+	e.Int("DESK_DB_MAX_CONNS", &c.DBMaxConns)
+	e.Bool("DESK_METRICS", &c.Metrics)
+	e.Bool("DESK_PPROF", &c.Pprof)
+	e.Bool("DESK_SHARED_COUNTS", &c.SharedCounts)
+	e.Duration("DESK_COUNTS_TTL", &c.CountsTTL)
+	e.Bool("DESK_ACCESS_CACHE", &c.AccessCache)
+	e.Duration("DESK_ACCESS_CACHE_TTL", &c.AccessCacheTTL)
+	e.Bool("DESK_LIVE", &c.Live)
+	e.Duration("DESK_KEEPALIVE_INTERVAL", &c.KeepaliveInterval)
+	e.Duration("DESK_PRESENCE_TTL", &c.PresenceTTL)
+	e.String("DESK_MAIL_URL", &c.MailURL)
+	e.String("DESK_MAIL_TOKEN", &c.MailToken)
+	e.Bool("DESK_MAIL_ALLOW_PRIVATE", &c.MailAllowPrivate)
+	e.Duration("DESK_OUTBOX_INTERVAL", &c.OutboxInterval)
+	e.Int("DESK_PAGE_SIZE", &c.PageSize)
+	e.Duration("DESK_DRAIN_TIMEOUT", &c.DrainTimeout)
+	e.Int64("DESK_MAX_BODY_BYTES", &c.MaxBodyBytes)
+	e.LogLevel("DESK_LOG_LEVEL", &c.LogLevel)
 	if err := c.Validate(); err != nil {
-		errs = append(errs, err)
+		e.Fail(err)
 	}
-	return c, errors.Join(errs...)
+	return c, e.Err()
 }
 
 func isPostgresURL(s string) bool {
@@ -262,39 +212,11 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("DESK_MAX_BODY_BYTES=%d: want a positive number of bytes", c.MaxBodyBytes))
 	}
 	if c.MailURL != "" {
-		if err := checkMailURL(c.MailURL, c.MailAllowPrivate); err != nil {
+		if err := kit.CheckLocalURL(c.MailURL, c.MailAllowPrivate, "http://127.0.0.1:8765/mail", "DESK_MAIL_ALLOW_PRIVATE", "the desk sends mail only to a local stand-in"); err != nil {
 			errs = append(errs, fmt.Errorf("DESK_MAIL_URL: %w", err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// checkMailURL accepts an http(s) URL whose host is loopback (an address
-// or "localhost"), or any host name when private networks are allowed (the
-// address it resolves to is checked when dialling).
-func checkMailURL(raw string, allowPrivate bool) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q: want an http:// URL such as http://127.0.0.1:8765/mail", raw)
-	}
-	host := u.Hostname()
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if !mailAddrAllowed(ip, allowPrivate) {
-			return fmt.Errorf("%q: %s is not a loopback address%s; the desk sends mail only to a local stand-in",
-				raw, ip, map[bool]string{false: " (DESK_MAIL_ALLOW_PRIVATE=1 also allows private networks)", true: " nor a private one"}[allowPrivate])
-		}
-		return nil
-	}
-	if host != "localhost" && !allowPrivate {
-		return fmt.Errorf("%q: host %q is not loopback; use 127.0.0.1 or localhost (or DESK_MAIL_ALLOW_PRIVATE=1 for a host name on a private network, such as a container's)", raw, host)
-	}
-	return nil
-}
-
-// mailAddrAllowed reports whether the desk may send mail to ip.
-func mailAddrAllowed(ip netip.Addr, allowPrivate bool) bool {
-	ip = ip.Unmap()
-	return ip.IsLoopback() || (allowPrivate && ip.IsPrivate())
 }
 
 // listenURL is ListenURL, or DatabaseURL when empty.

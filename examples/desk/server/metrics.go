@@ -2,20 +2,19 @@ package server
 
 import (
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // metrics holds the desk's Prometheus collectors. A nil *metrics (metrics
 // off) records nothing and costs nothing.
 type metrics struct {
 	reg           *prometheus.Registry
-	requests      *prometheus.CounterVec
-	latency       *prometheus.HistogramVec
+	http          *kit.HTTPMetrics
 	counts        *prometheus.CounterVec
 	accessLookups *prometheus.CounterVec
 	notifications *prometheus.CounterVec
@@ -25,15 +24,6 @@ type metrics struct {
 func newMetrics(s *Server) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "desk_http_requests_total",
-			Help: "HTTP requests answered, by route and status code.",
-		}, []string{"route", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "desk_http_request_duration_seconds",
-			Help:    "Time to answer an HTTP request, by route (for the live stream: how long it was held).",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25, 50},
-		}, []string{"route"}),
 		counts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "desk_counts_computations_total",
 			Help: "Sidebar count queries run, by mode (shared: one per unit for all its agents; agent: one per request, DESK_SHARED_COUNTS=0).",
@@ -51,11 +41,12 @@ func newMetrics(s *Server) *metrics {
 			Help: "Outgoing email the worker handled, by outcome (sent, error).",
 		}, []string{"outcome"}),
 	}
+	m.http = kit.NewHTTPMetrics(m.reg, "desk", "Time to answer an HTTP request, by route (for the live stream: how long it was held).")
 	gauge := func(name, help string, labels prometheus.Labels, f func() float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f))
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.latency, m.counts, m.accessLookups, m.notifications, m.mails)
+		m.counts, m.accessLookups, m.notifications, m.mails)
 	gauge("desk_held_streams", "Live streams (GET /api/stream) held open.", nil, func() float64 { return float64(s.hub.held.Load()) })
 	gauge("desk_stream_events_total", "Events queued on live streams since start.", prometheus.Labels{"outcome": "queued"}, func() float64 { return float64(s.hub.sent.Load()) })
 	gauge("desk_stream_events_total", "Events queued on live streams since start.", prometheus.Labels{"outcome": "dropped"}, func() float64 { return float64(s.hub.dropped.Load()) })
@@ -104,32 +95,5 @@ func (m *metrics) instrument(route string, h http.Handler) http.Handler {
 	if m == nil {
 		return h
 	}
-	lat := m.latency.WithLabelValues(route)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		h.ServeHTTP(rec, r)
-		lat.Observe(time.Since(start).Seconds())
-		code := rec.code
-		if code == 0 {
-			code = http.StatusOK
-		}
-		m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
-	})
+	return m.http.Instrument(route, h)
 }
-
-// statusRecorder remembers the status code; Unwrap lets
-// http.ResponseController reach Flush and SetWriteDeadline underneath.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/headroom-dev/headroom/examples/desk/schema"
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // Version is the desk's version, reported by /readyz.
@@ -40,14 +39,11 @@ type Server struct {
 
 	wake       chan struct{} // wakes the worker: new outbox rows
 	listening  atomic.Bool
-	draining   atomic.Bool
 	cancelBg   context.CancelFunc
 	listenDone chan struct{}
 	workerDone chan struct{}
 
-	mu        sync.Mutex
-	httpSrv   *http.Server
-	served    chan struct{}
+	http      *kit.HTTPServer
 	stopOnce  sync.Once
 	lastDrain DrainReport
 }
@@ -102,6 +98,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		close(s.workerDone)
 	}
 	s.handler = s.routes()
+	s.http = kit.NewHTTPServer("desk", s.log, s.handler)
 	return s, nil
 }
 
@@ -164,7 +161,7 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	ans := map[string]any{"version": Version, "role": s.cfg.Role, "schema_version": s.version,
 		"shared_counts": s.cfg.SharedCounts, "access_cache": s.cfg.AccessCache, "live": s.cfg.Live,
-		"pooler": s.cfg.Pooler, "metrics": s.cfg.Metrics, "listening": s.listening.Load(), "draining": s.draining.Load()}
+		"pooler": s.cfg.Pooler, "metrics": s.cfg.Metrics, "listening": s.listening.Load(), "draining": s.http.Draining()}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	var problems []string
@@ -177,7 +174,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if !s.listening.Load() {
 		problems = append(problems, "LISTEN connection down")
 	}
-	if s.draining.Load() {
+	if s.http.Draining() {
 		problems = append(problems, "draining")
 	}
 	code := http.StatusOK
@@ -190,25 +187,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 
 // Serve accepts connections on l until Shutdown or Close; it returns
 // http.ErrServerClosed then, like http.Server.Serve.
-func (s *Server) Serve(l net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(slogWriter{s.log}, "", 0),
-	}
-	s.mu.Lock()
-	if s.httpSrv != nil || s.draining.Load() {
-		s.mu.Unlock()
-		return errors.New("desk: Serve called twice, or after Shutdown")
-	}
-	s.httpSrv = srv
-	s.served = make(chan struct{})
-	s.mu.Unlock()
-	defer close(s.served)
-	return srv.Serve(l)
-}
+func (s *Server) Serve(l net.Listener) error { return s.http.Serve(l) }
 
 // DrainReport says how a Shutdown went.
 type DrainReport struct {
@@ -230,22 +209,12 @@ func (s *Server) Shutdown(ctx context.Context) (DrainReport, error) {
 	s.stopOnce.Do(func() {
 		start := time.Now()
 		var rep DrainReport
-		s.draining.Store(true)
+		s.http.StartDraining()
 		s.log.Info("desk: draining", "streams", s.hub.held.Load(), "drain_timeout", s.cfg.DrainTimeout.String())
 		rep.Streams = s.hub.close()
-		s.mu.Lock()
-		srv, served := s.httpSrv, s.served
-		s.mu.Unlock()
-		if srv != nil {
-			dctx, cancel := context.WithTimeout(ctx, s.cfg.DrainTimeout)
-			if err := srv.Shutdown(dctx); err != nil {
-				rep.TimedOut = true
-				s.log.Warn("desk: drain timeout reached; closing the connections still open", "err", err.Error())
-				srv.Close()
-			}
-			cancel()
-			<-served
-		}
+		dctx, cancel := context.WithTimeout(ctx, s.cfg.DrainTimeout)
+		rep.TimedOut = s.http.Drain(dctx)
+		cancel()
 		s.cancelBg()
 		<-s.workerDone
 		<-s.listenDone
@@ -263,12 +232,4 @@ func (s *Server) Close() error {
 	cancel()
 	_, err := s.Shutdown(ctx)
 	return err
-}
-
-// slogWriter sends net/http's error log lines to slog at debug level.
-type slogWriter struct{ l *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.l.Debug("desk: http: " + string(p))
-	return len(p), nil
 }

@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // outboxBatch is the most outbox rows one worker pass takes.
@@ -152,20 +151,5 @@ var errMailAddr = errors.New("desk: refusing to send mail to a non-loopback addr
 // loopback addresses (and private ones with allowPrivate), checked after
 // name resolution, and follows no redirects.
 func newMailClient(allowPrivate bool) *http.Client {
-	d := &net.Dialer{
-		Timeout: 5 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !mailAddrAllowed(ap.Addr(), allowPrivate) {
-				return fmt.Errorf("%w: %s", errMailAddr, address)
-			}
-			return nil
-		},
-	}
-	return &http.Client{
-		Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	return kit.LocalClient(allowPrivate, errMailAddr, 4, 30*time.Second)
 }

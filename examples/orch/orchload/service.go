@@ -4,9 +4,9 @@
 package orchload
 
 import (
-	"maps"
 	"strconv"
 
+	"github.com/headroom-dev/headroom/examples/internal/loadkit"
 	"github.com/headroom-dev/headroom/fixtures"
 )
 
@@ -23,36 +23,12 @@ const Package = "github.com/headroom-dev/headroom/examples/orch"
 // ready when GET /readyz answers 200. Set ORCH_ROLE to "web" on the
 // target's replicas and add a [Worker] for the scaled-out setup; runners
 // ([Runner]) run the attempts.
-func Service() fixtures.Service {
-	return fixtures.Service{
-		Name:      "orch",
-		Package:   Package,
-		Port:      8080,
-		Ready:     fixtures.HTTPReady("/readyz", 200),
-		GoRuntime: true,
-		Pprof:     "/debug/pprof",
-		Env: map[string]string{
-			"ORCH_ADDR":       "{{.Addr}}",
-			"DATABASE_URL":    "{{.DatabaseURL}}",
-			"ORCH_LISTEN_URL": "{{.DirectDatabaseURL}}",
-			"ORCH_POOLER":     "{{if .Pooled}}1{{end}}",
-			"ORCH_METRICS":    "1",
-			"ORCH_PPROF":      "1",
-		},
-	}
-}
+func Service() fixtures.Service { return loadkit.PostgresService("orch", Package, "ORCH") }
 
 // Worker returns the orchestrator in its worker role, named orch-worker:
 // the one process that queues every mission's tasks, for
 // fixtures.WithService beside web replicas of [Service].
-func Worker() fixtures.Service {
-	s := Service()
-	s.Name = "orch-worker"
-	s.Pprof = ""
-	s.Env = maps.Clone(s.Env)
-	s.Env["ORCH_ROLE"] = "worker"
-	return s
-}
+func Worker() fixtures.Service { return loadkit.Role(Service(), "orch-worker", "ORCH", "worker") }
 
 // Runner returns replicas runners of the orchestrator (orch-runner-1, …),
 // each running up to slots attempts at once against vendorURL (a
@@ -60,10 +36,8 @@ func Worker() fixtures.Service {
 // fixtures.WithService. Each names itself after its component and holds 14
 // database connections.
 func Runner(replicas, slots int, vendorURL string) fixtures.Service {
-	s := Service()
-	s.Name, s.Pprof, s.Replicas = "orch-runner", "", replicas
-	s.Env = maps.Clone(s.Env)
-	s.Env["ORCH_ROLE"] = "runner"
+	s := loadkit.Role(Service(), "orch-runner", "ORCH", "runner")
+	s.Replicas = replicas
 	s.Env["ORCH_RUNNER_NAME"] = "{{.Name}}"
 	s.Env["ORCH_RUNNER_SLOTS"] = strconv.Itoa(slots)
 	s.Env["ORCH_DB_MAX_CONNS"] = "14"

@@ -20,9 +20,8 @@ package schema
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // Mission statuses, as stored in missions.status.
@@ -94,10 +93,7 @@ const (
 const MissionLockClass = 0x6f72634d
 
 // Migration is one numbered step of the schema.
-type Migration struct {
-	Version    int
-	Statements []string
-}
+type Migration = kit.Migration
 
 // Migrations are the schema's steps in order. Statements are idempotent.
 var Migrations = []Migration{{
@@ -195,46 +191,9 @@ func Version() int { return Migrations[len(Migrations)-1].Version }
 // advisoryLockKey serializes migrations of one database ("orch" in ASCII).
 const advisoryLockKey = 0x6f726368
 
-// Beginner is what Migrate needs: *pgxpool.Pool and *pgx.Conn have it.
-type Beginner interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
-
 // Migrate applies the migrations db lacks, each in one transaction under
 // an advisory lock, so that several orch processes starting at once apply
 // each step once. It returns the schema version.
-func Migrate(ctx context.Context, db Beginner) (int, error) {
-	version := 0
-	for _, m := range Migrations {
-		err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(advisoryLockKey)); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-				return err
-			}
-			var have int
-			if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&have); err != nil {
-				return err
-			}
-			if have >= m.Version {
-				version = have
-				return nil
-			}
-			for _, st := range m.Statements {
-				if _, err := tx.Exec(ctx, st); err != nil {
-					return fmt.Errorf("%w in: %s", err, st)
-				}
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_version (version) VALUES ($1)`, m.Version); err != nil {
-				return err
-			}
-			version = m.Version
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("orch: migrate to schema version %d: %w", m.Version, err)
-		}
-	}
-	return version, nil
+func Migrate(ctx context.Context, db kit.Beginner) (int, error) {
+	return kit.Migrate(ctx, db, "orch", advisoryLockKey, Migrations)
 }

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
-	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // Roles, the values of Config.Role: what one orch process does.
@@ -132,90 +131,34 @@ func DefaultConfig() Config {
 // each error naming its variable and what would be accepted.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
-	var errs []error
-	str := func(name string, dst *string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			*dst = v
-		}
-	}
-	dur := func(name string, dst *time.Duration) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a positive duration such as 30s or 1500ms", name, v))
-			return
-		}
-		*dst = d
-	}
-	num := func(name string, dst *int64) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", name, v))
-			return
-		}
-		*dst = n
-	}
-	integer := func(name string, dst *int) {
-		n := int64(*dst)
-		num(name, &n)
-		*dst = int(n)
-	}
-	flag := func(name string, dst *bool) {
-		switch v := strings.TrimSpace(getenv(name)); v {
-		case "":
-		case "1", "true", "on":
-			*dst = true
-		case "0", "false", "off":
-			*dst = false
-		default:
-			errs = append(errs, fmt.Errorf("%s=%q: want 0 or 1", name, v))
-		}
-	}
-	str("ORCH_ADDR", &c.Addr)
-	str("DATABASE_URL", &c.DatabaseURL)
-	str("ORCH_LISTEN_URL", &c.ListenURL)
-	flag("ORCH_POOLER", &c.Pooler)
-	str("ORCH_ROLE", &c.Role)
-	integer("ORCH_DB_MAX_CONNS", &c.DBMaxConns)
-	str("ORCH_APPLICATION_NAME", &c.ApplicationName)
+	e := kit.NewEnv(getenv)
+	e.String("ORCH_ADDR", &c.Addr)
+	e.String("DATABASE_URL", &c.DatabaseURL)
+	e.String("ORCH_LISTEN_URL", &c.ListenURL)
+	e.Bool("ORCH_POOLER", &c.Pooler)
+	e.String("ORCH_ROLE", &c.Role)
+	e.Int("ORCH_DB_MAX_CONNS", &c.DBMaxConns)
+	e.String("ORCH_APPLICATION_NAME", &c.ApplicationName)
 	c.Token = getenv("ORCH_TOKEN")
-	str("ORCH_RUNNER_NAME", &c.RunnerName)
-	integer("ORCH_RUNNER_SLOTS", &c.RunnerSlots)
-	dur("ORCH_CLAIM_INTERVAL", &c.ClaimInterval)
-	dur("ORCH_SWEEP_INTERVAL", &c.SweepInterval)
-	str("ORCH_VENDOR_URL", &c.VendorURL)
-	str("ORCH_VENDOR_TOKEN", &c.VendorToken)
-	flag("ORCH_VENDOR_ALLOW_PRIVATE", &c.VendorAllowPrivate)
-	dur("ORCH_VENDOR_TIMEOUT", &c.VendorTimeout)
-	integer("ORCH_MAX_ATTEMPTS", &c.MaxAttempts)
-	dur("ORCH_KEEPALIVE_INTERVAL", &c.KeepaliveInterval)
-	if v := strings.TrimSpace(getenv("ORCH_DRAIN_TIMEOUT")); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			errs = append(errs, fmt.Errorf("ORCH_DRAIN_TIMEOUT=%q: want a duration of zero or more such as 30s", v))
-		} else {
-			c.DrainTimeout = d
-		}
-	}
-	num("ORCH_MAX_BODY_BYTES", &c.MaxBodyBytes)
-	flag("ORCH_METRICS", &c.Metrics)
-	flag("ORCH_PPROF", &c.Pprof)
-	if v := strings.TrimSpace(getenv("ORCH_LOG_LEVEL")); v != "" {
-		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			errs = append(errs, fmt.Errorf("ORCH_LOG_LEVEL=%q: want debug, info, warn or error", v))
-		}
-	}
+	e.String("ORCH_RUNNER_NAME", &c.RunnerName)
+	e.Int("ORCH_RUNNER_SLOTS", &c.RunnerSlots)
+	e.Duration("ORCH_CLAIM_INTERVAL", &c.ClaimInterval)
+	e.Duration("ORCH_SWEEP_INTERVAL", &c.SweepInterval)
+	e.String("ORCH_VENDOR_URL", &c.VendorURL)
+	e.String("ORCH_VENDOR_TOKEN", &c.VendorToken)
+	e.Bool("ORCH_VENDOR_ALLOW_PRIVATE", &c.VendorAllowPrivate)
+	e.Duration("ORCH_VENDOR_TIMEOUT", &c.VendorTimeout)
+	e.Int("ORCH_MAX_ATTEMPTS", &c.MaxAttempts)
+	e.Duration("ORCH_KEEPALIVE_INTERVAL", &c.KeepaliveInterval)
+	e.DurationOrZero("ORCH_DRAIN_TIMEOUT", &c.DrainTimeout)
+	e.Int64("ORCH_MAX_BODY_BYTES", &c.MaxBodyBytes)
+	e.Bool("ORCH_METRICS", &c.Metrics)
+	e.Bool("ORCH_PPROF", &c.Pprof)
+	e.LogLevel("ORCH_LOG_LEVEL", &c.LogLevel)
 	if err := c.Validate(); err != nil {
-		errs = append(errs, err)
+		e.Fail(err)
 	}
-	return c, errors.Join(errs...)
+	return c, e.Err()
 }
 
 func isPostgresURL(s string) bool {
@@ -275,39 +218,11 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("ORCH_MAX_BODY_BYTES=%d: want a positive number of bytes", c.MaxBodyBytes))
 	}
 	if c.VendorURL != "" {
-		if err := checkVendorURL(c.VendorURL, c.VendorAllowPrivate); err != nil {
+		if err := kit.CheckLocalURL(c.VendorURL, c.VendorAllowPrivate, "http://127.0.0.1:8765/echo?delay=12s", "ORCH_VENDOR_ALLOW_PRIVATE", "the orchestrator calls only a local vendor stand-in"); err != nil {
 			errs = append(errs, fmt.Errorf("ORCH_VENDOR_URL: %w", err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// checkVendorURL accepts an http(s) URL whose host is loopback (an
-// address or "localhost"), or any host name when private networks are
-// allowed (the address it resolves to is checked when dialling).
-func checkVendorURL(raw string, allowPrivate bool) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q: want an http:// URL such as http://127.0.0.1:8765/echo?delay=12s", raw)
-	}
-	host := u.Hostname()
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if !vendorAddrAllowed(ip, allowPrivate) {
-			return fmt.Errorf("%q: %s is not a loopback address%s; the orchestrator calls only a local vendor stand-in",
-				raw, ip, map[bool]string{false: " (ORCH_VENDOR_ALLOW_PRIVATE=1 also allows private networks)", true: " nor a private one"}[allowPrivate])
-		}
-		return nil
-	}
-	if host != "localhost" && !allowPrivate {
-		return fmt.Errorf("%q: host %q is not loopback; use 127.0.0.1 or localhost (or ORCH_VENDOR_ALLOW_PRIVATE=1 for a host name on a private network, such as a container's)", raw, host)
-	}
-	return nil
-}
-
-// vendorAddrAllowed reports whether a runner may call the vendor at ip.
-func vendorAddrAllowed(ip netip.Addr, allowPrivate bool) bool {
-	ip = ip.Unmap()
-	return ip.IsLoopback() || (allowPrivate && ip.IsPrivate())
 }
 
 // listenURL is ListenURL, or DatabaseURL when empty.

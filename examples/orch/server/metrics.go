@@ -2,20 +2,19 @@ package server
 
 import (
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // metrics holds the orchestrator's Prometheus collectors. A nil *metrics
 // (metrics off) records nothing and costs nothing.
 type metrics struct {
 	reg           *prometheus.Registry
-	requests      *prometheus.CounterVec
-	latency       *prometheus.HistogramVec
+	http          *kit.HTTPMetrics
 	events        *prometheus.CounterVec
 	attempts      *prometheus.CounterVec
 	running       prometheus.Gauge
@@ -27,15 +26,6 @@ type metrics struct {
 func newMetrics(s *Server) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orch_http_requests_total",
-			Help: "HTTP requests answered, by route and status code.",
-		}, []string{"route", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "orch_http_request_duration_seconds",
-			Help:    "Time to answer an HTTP request, by route (for a live stream: how long it was held).",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25, 50},
-		}, []string{"route"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "orch_events_total",
 			Help: "Events this process wrote, by kind.",
@@ -61,11 +51,12 @@ func newMetrics(s *Server) *metrics {
 			Help: "Notifications received over LISTEN, by channel.",
 		}, []string{"channel"}),
 	}
+	m.http = kit.NewHTTPMetrics(m.reg, "orch", "Time to answer an HTTP request, by route (for a live stream: how long it was held).")
 	gauge := func(name, help string, labels prometheus.Labels, f func() float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f))
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.latency, m.events, m.attempts, m.running, m.claims, m.ticks, m.notifications)
+		m.events, m.attempts, m.running, m.claims, m.ticks, m.notifications)
 	gauge("orch_held_streams", "Live mission streams held open.", nil, func() float64 { return float64(s.hub.held.Load()) })
 	gauge("orch_stream_events_total", "Events queued on live streams since start.", prometheus.Labels{"outcome": "queued"}, func() float64 { return float64(s.hub.sent.Load()) })
 	gauge("orch_stream_events_total", "Events queued on live streams since start.", prometheus.Labels{"outcome": "dropped"}, func() float64 { return float64(s.hub.dropped.Load()) })
@@ -132,32 +123,5 @@ func (m *metrics) instrument(route string, h http.Handler) http.Handler {
 	if m == nil {
 		return h
 	}
-	lat := m.latency.WithLabelValues(route)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		h.ServeHTTP(rec, r)
-		lat.Observe(time.Since(start).Seconds())
-		code := rec.code
-		if code == 0 {
-			code = http.StatusOK
-		}
-		m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
-	})
+	return m.http.Instrument(route, h)
 }
-
-// statusRecorder remembers the status code; Unwrap lets
-// http.ResponseController reach Flush and SetWriteDeadline underneath.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -7,16 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 	"github.com/headroom-dev/headroom/examples/orch/schema"
 )
 
@@ -347,20 +345,5 @@ var errVendorAddr = errors.New("orch: refusing to call a vendor at a non-loopbac
 // only loopback addresses (and private ones with allowPrivate), checked
 // after name resolution, and follows no redirects.
 func newVendorClient(allowPrivate bool, slots int) *http.Client {
-	d := &net.Dialer{
-		Timeout: 5 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !vendorAddrAllowed(ap.Addr(), allowPrivate) {
-				return fmt.Errorf("%w: %s", errVendorAddr, address)
-			}
-			return nil
-		},
-	}
-	return &http.Client{
-		Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: slots, IdleConnTimeout: 90 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	return kit.LocalClient(allowPrivate, errVendorAddr, slots, 90*time.Second)
 }

@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 	"github.com/headroom-dev/headroom/examples/orch/schema"
 )
 
@@ -42,14 +41,11 @@ type Server struct {
 	tickCount    [2]atomic.Int64 // [0] event, [1] sweep
 
 	listening  atomic.Bool
-	draining   atomic.Bool
 	cancelBg   context.CancelFunc
 	listenDone chan struct{}
 	workerDone chan struct{}
 
-	mu        sync.Mutex
-	httpSrv   *http.Server
-	served    chan struct{}
+	http      *kit.HTTPServer
 	stopOnce  sync.Once
 	lastDrain DrainReport
 }
@@ -111,6 +107,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		go s.claimLoop(cctx)
 	}
 	s.handler = s.routes()
+	s.http = kit.NewHTTPServer("orch", s.log, s.handler)
 	return s, nil
 }
 
@@ -196,7 +193,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	ans := map[string]any{"version": Version, "role": s.cfg.Role, "schema_version": s.version,
 		"application_name": s.cfg.appName(), "db_max_conns": s.cfg.DBMaxConns, "pooler": s.cfg.Pooler,
 		"metrics": s.cfg.Metrics, "auth": s.cfg.Token != "", "listening": s.listening.Load(),
-		"listen_channels": s.cfg.channels(), "draining": s.draining.Load(),
+		"listen_channels": s.cfg.channels(), "draining": s.http.Draining(),
 		"keepalive_interval": s.cfg.KeepaliveInterval.String(), "sweep_interval": s.cfg.SweepInterval.String(),
 		"max_attempts": s.cfg.MaxAttempts}
 	if s.runner != nil {
@@ -219,7 +216,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if !s.listening.Load() {
 		problems = append(problems, "LISTEN connection down")
 	}
-	if s.draining.Load() {
+	if s.http.Draining() {
 		problems = append(problems, "draining")
 	}
 	code := http.StatusOK
@@ -232,25 +229,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 
 // Serve accepts connections on l until Shutdown or Close; it returns
 // http.ErrServerClosed then, like http.Server.Serve.
-func (s *Server) Serve(l net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(slogWriter{s.log}, "", 0),
-	}
-	s.mu.Lock()
-	if s.httpSrv != nil || s.draining.Load() {
-		s.mu.Unlock()
-		return errors.New("orch: Serve called twice, or after Shutdown")
-	}
-	s.httpSrv = srv
-	s.served = make(chan struct{})
-	s.mu.Unlock()
-	defer close(s.served)
-	return srv.Serve(l)
-}
+func (s *Server) Serve(l net.Listener) error { return s.http.Serve(l) }
 
 // DrainReport says how a Shutdown went.
 type DrainReport struct {
@@ -276,22 +255,12 @@ func (s *Server) Shutdown(ctx context.Context) (DrainReport, error) {
 	s.stopOnce.Do(func() {
 		start := time.Now()
 		var rep DrainReport
-		s.draining.Store(true)
+		s.http.StartDraining()
 		s.log.Info("orch: draining", "role", s.cfg.Role, "streams", s.hub.held.Load(), "drain_timeout", s.cfg.DrainTimeout.String())
 		rep.Streams = s.hub.close()
 		dctx, cancel := context.WithTimeout(ctx, s.cfg.DrainTimeout)
 		defer cancel()
-		s.mu.Lock()
-		srv, served := s.httpSrv, s.served
-		s.mu.Unlock()
-		if srv != nil {
-			if err := srv.Shutdown(dctx); err != nil {
-				rep.TimedOut = true
-				s.log.Warn("orch: drain timeout reached; closing the connections still open", "err", err.Error())
-				srv.Close()
-			}
-			<-served
-		}
+		rep.TimedOut = s.http.Drain(dctx)
 		if r := s.runner; r != nil {
 			r.stopClaim()
 			<-r.claimDone
@@ -334,12 +303,4 @@ func (s *Server) Close() error {
 	cancel()
 	_, err := s.Shutdown(ctx)
 	return err
-}
-
-// slogWriter sends net/http's error log lines to slog at debug level.
-type slogWriter struct{ l *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.l.Debug("orch: http: " + string(p))
-	return len(p), nil
 }

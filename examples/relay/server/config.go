@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // Upstream modes, the values of Config.UpstreamMode.
@@ -154,94 +155,32 @@ func DefaultConfig() Config {
 // error naming its variable and what would be accepted.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
-	var errs []error
-	str := func(name string, dst *string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			*dst = v
-		}
-	}
-	dur := func(name string, dst *time.Duration, allowZero bool) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 || (d == 0 && !allowZero) {
-			errs = append(errs, fmt.Errorf("%s=%q: want a positive duration such as 30s or 1500ms", name, v))
-			return
-		}
-		*dst = d
-	}
-	num := func(name string, dst *int64) {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", name, v))
-			return
-		}
-		*dst = n
-	}
-	integer := func(name string, dst *int) {
-		n := int64(*dst)
-		num(name, &n)
-		*dst = int(n)
-	}
-
-	str("RELAY_ADDR", &c.Addr)
-	str("DATABASE_URL", &c.DatabaseURL)
-	str("RELAY_SQLITE_PATH", &c.SQLitePath)
-	str("RELAY_UPSTREAM_MODE", &c.UpstreamMode)
-	integer("RELAY_WORKERS", &c.Workers)
-	flag := func(name string, dst *bool) {
-		switch v := strings.TrimSpace(getenv(name)); v {
-		case "":
-		case "1", "true", "on":
-			*dst = true
-		case "0", "false", "off":
-			*dst = false
-		default:
-			errs = append(errs, fmt.Errorf("%s=%q: want 0 or 1", name, v))
-		}
-	}
-	flag("RELAY_METRICS", &c.Metrics)
-	flag("RELAY_PPROF", &c.Pprof)
-	dur("RELAY_DRAIN_TIMEOUT", &c.DrainTimeout, true)
-	str("RELAY_DRAIN_POLICY", &c.DrainPolicy)
-	dur("RELAY_LIST_CACHE_TTL", &c.ListCacheTTL, true)
-	str("RELAY_CALL_TRACE", &c.CallTrace)
-	integer("RELAY_TRACE_EVERY", &c.TraceEvery)
-	if v := getenv("RELAY_FAULT"); strings.TrimSpace(v) != "" {
-		f, err := ParseFaults(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("RELAY_FAULT: %w", err))
-		}
-		c.Faults = f
-	}
-	dur("RELAY_CALL_TIMEOUT", &c.CallTimeout, false)
-	dur("RELAY_KEEPALIVE_INTERVAL", &c.KeepaliveInterval, false)
-	dur("RELAY_STREAM_WRITE_TIMEOUT", &c.StreamWriteTimeout, false)
-	num("RELAY_MAX_BODY_BYTES", &c.MaxBodyBytes)
-	num("RELAY_MAX_UPSTREAM_BYTES", &c.MaxUpstreamBytes)
-	dur("RELAY_AUTH_CACHE_TTL", &c.AuthCacheTTL, true)
-	integer("RELAY_DB_MAX_CONNS", &c.DBMaxConns)
-	integer("RELAY_REPLAY_LIMIT", &c.ReplayLimit)
-	if v := strings.TrimSpace(getenv("RELAY_TRUSTED_PROXIES")); v != "" {
-		p, err := ParseTrustedProxies(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("RELAY_TRUSTED_PROXIES: %w", err))
-		}
-		c.TrustedProxies = p
-	}
-	if v := strings.TrimSpace(getenv("RELAY_LOG_LEVEL")); v != "" {
-		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			errs = append(errs, fmt.Errorf("RELAY_LOG_LEVEL=%q: want debug, info, warn or error", v))
-		}
-	}
-	if len(errs) > 0 {
-		return c, errors.Join(errs...)
+	e := kit.NewEnv(getenv)
+	e.String("RELAY_ADDR", &c.Addr)
+	e.String("DATABASE_URL", &c.DatabaseURL)
+	e.String("RELAY_SQLITE_PATH", &c.SQLitePath)
+	e.String("RELAY_UPSTREAM_MODE", &c.UpstreamMode)
+	e.Int("RELAY_WORKERS", &c.Workers)
+	e.Bool("RELAY_METRICS", &c.Metrics)
+	e.Bool("RELAY_PPROF", &c.Pprof)
+	e.DurationOrZero("RELAY_DRAIN_TIMEOUT", &c.DrainTimeout)
+	e.String("RELAY_DRAIN_POLICY", &c.DrainPolicy)
+	e.DurationOrZero("RELAY_LIST_CACHE_TTL", &c.ListCacheTTL)
+	e.String("RELAY_CALL_TRACE", &c.CallTrace)
+	e.Int("RELAY_TRACE_EVERY", &c.TraceEvery)
+	e.Parse("RELAY_FAULT", func(v string) (err error) { c.Faults, err = ParseFaults(v); return err })
+	e.Duration("RELAY_CALL_TIMEOUT", &c.CallTimeout)
+	e.Duration("RELAY_KEEPALIVE_INTERVAL", &c.KeepaliveInterval)
+	e.Duration("RELAY_STREAM_WRITE_TIMEOUT", &c.StreamWriteTimeout)
+	e.Int64("RELAY_MAX_BODY_BYTES", &c.MaxBodyBytes)
+	e.Int64("RELAY_MAX_UPSTREAM_BYTES", &c.MaxUpstreamBytes)
+	e.DurationOrZero("RELAY_AUTH_CACHE_TTL", &c.AuthCacheTTL)
+	e.Int("RELAY_DB_MAX_CONNS", &c.DBMaxConns)
+	e.Int("RELAY_REPLAY_LIMIT", &c.ReplayLimit)
+	e.Parse("RELAY_TRUSTED_PROXIES", func(v string) (err error) { c.TrustedProxies, err = ParseTrustedProxies(v); return err })
+	e.LogLevel("RELAY_LOG_LEVEL", &c.LogLevel)
+	if err := e.Err(); err != nil {
+		return c, err
 	}
 	return c, c.Validate()
 }

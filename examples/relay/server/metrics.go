@@ -2,44 +2,35 @@ package server
 
 import (
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/headroom-dev/headroom/examples/internal/kit"
 )
 
 // metrics holds the relay's Prometheus collectors. A nil *metrics (metrics
 // off) records nothing and costs nothing.
 type metrics struct {
-	reg      *prometheus.Registry
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	calls    *prometheus.CounterVec
+	reg   *prometheus.Registry
+	http  *kit.HTTPMetrics
+	calls *prometheus.CounterVec
 }
 
 func newMetrics(s *Server) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "relay_http_requests_total",
-			Help: "HTTP requests answered, by route and status code.",
-		}, []string{"route", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "relay_http_request_duration_seconds",
-			Help:    "Time to answer an HTTP request, by route (for streams: until the stream is open).",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25, 50},
-		}, []string{"route"}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "relay_tool_calls_total",
 			Help: "tools/call requests finished, by outcome (ok, tool_error, upstream_error, timeout, cancelled).",
 		}, []string{"outcome"}),
 	}
+	m.http = kit.NewHTTPMetrics(m.reg, "relay", "Time to answer an HTTP request, by route (for streams: until the stream is open).")
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.latency, m.calls,
+		m.calls,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "relay_inflight_requests",
 			Help: "POST /mcp requests being served.",
@@ -94,32 +85,5 @@ func (m *metrics) instrument(route string, h http.Handler) http.Handler {
 	if m == nil {
 		return h
 	}
-	lat := m.latency.WithLabelValues(route)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		h.ServeHTTP(rec, r)
-		lat.Observe(time.Since(start).Seconds())
-		code := rec.code
-		if code == 0 {
-			code = http.StatusOK // hijacked streams, and handlers that only Write
-		}
-		m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
-	})
+	return m.http.Instrument(route, h)
 }
-
-// statusRecorder remembers the status code; Unwrap lets
-// http.ResponseController reach Flush and Hijack underneath.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
