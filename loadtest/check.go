@@ -367,3 +367,36 @@ func quoteAll(ss []string) []string {
 func formatPercentile(p float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", p), ".0") }
 
 func formatPct(f float64) string { return fmt.Sprintf("%.3g%%", f*100) }
+
+// Judge evaluates checks on a step measured elsewhere — such as a step
+// merged from shards — and sets its Violations, Unjudged and Verdict: invalid
+// when the generator check (Self.Reasons) or a check's data says so, fail
+// when a check is violated, pass otherwise. An incomplete step stays so.
+func Judge(checks []Check, s *StepResult) {
+	s.Violations, s.Unjudged, s.Down = nil, nil, false
+	var down []string // a component that stopped: the cause, named first
+	for _, c := range checks {
+		switch err := c.Evaluate(s); {
+		case err == nil:
+		case errors.Is(err, ErrInsufficientData):
+			s.Unjudged = append(s.Unjudged, err.Error())
+		case errors.Is(err, ErrSystemDown):
+			down = append(down, err.Error())
+			s.Down = true
+		default:
+			s.Violations = append(s.Violations, err.Error())
+		}
+	}
+	s.Violations = append(down, s.Violations...)
+	switch {
+	case s.Verdict == Incomplete:
+	case s.Down:
+		s.Verdict = Fail // the harness's troubles after it are consequences
+	case len(s.InvalidReasons()) > 0:
+		s.Verdict = Invalid
+	case len(s.Violations) > 0:
+		s.Verdict = Fail
+	default:
+		s.Verdict = Pass
+	}
+}

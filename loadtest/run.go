@@ -257,7 +257,9 @@ func (s *Scenario) Validate() error {
 	if s.Workload != nil && s.Plan != nil {
 		errs = append(errs, fitsLimiters(s.Workload, s.Plan))
 	}
-	errs = append(errs, s.Shard.validate(s.Workload, s.Plan))
+	if s.Shard.Count != 0 || s.Shard.Index != 0 || !s.Shard.StartAt.IsZero() { // a shard's run (shard.go)
+		errs = append(errs, s.Shard.validate(s.Workload, s.Plan))
+	}
 	return errors.Join(errs...)
 }
 
@@ -309,14 +311,13 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 		rec.kind(k)
 	}
 	r := &runner{s: s, rec: rec, host: newHostSampler()}
-	if s.Shard.Count > 1 {
-		r.s.SelfCheck.MaxHostOther = -1 // the other shards are the run's
-	}
 	r.res = &Result{
 		Schema: SchemaVersion, Scenario: s.Name, Model: modelOf(s.Workload), Headline: s.Headline,
 		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
 		Environment: s.System.fingerprint(), Provenance: provenance(),
-		Shard: shardInfo(s.Shard),
+	}
+	if s.Shard.Count > 0 {
+		r.joinShard()
 	}
 	r.timeline = newTimelineLog(r.res.Start, s.SeriesEvery)
 	for _, c := range s.Checks {
@@ -360,7 +361,13 @@ type runner struct {
 }
 
 func (r *runner) run(ctx context.Context) error {
-	drv := r.startDriver(ctx)
+	sharded := r.s.Shard.Count > 0 // a shard runs its slice of the workload on the wall clock (shard.go)
+	var drv Driver
+	if sharded {
+		drv = r.startShard(ctx)
+	} else {
+		drv = r.s.Workload.Start(ctx, r.rec, r.s.Seed)
+	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var bgWG sync.WaitGroup
 	r.samples = newSampleLog(append([]Sampler{newProcessSampler(), r.host}, r.s.Samplers...), r.s.Logf)
@@ -373,7 +380,7 @@ func (r *runner) run(ctx context.Context) error {
 		stopBG()
 		bgWG.Wait()
 	}()
-	if r.s.Shard.Count > 0 {
+	if sharded {
 		return r.aligned(ctx, bg, drv)
 	}
 
@@ -792,3 +799,6 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// sleepUntil waits until t or until ctx is done, and reports whether t came.
+func sleepUntil(ctx context.Context, t time.Time) bool { return sleep(ctx, time.Until(t)) }

@@ -68,7 +68,7 @@ func TestProcessSamplerLimits(t *testing.T) {
 	assert.Positive(t, limits["files"], "descriptor limit known")
 }
 
-// A -short run of Test bounds the schedule lag at ShortScheduleLag unless
+// A -short run of Test bounds the schedule lag at shortScheduleLag unless
 // the scenario set its own bound; a full-size run keeps the default.
 func TestShortRunScheduleLagBound(t *testing.T) {
 	s := Scenario{}
@@ -76,7 +76,7 @@ func TestShortRunScheduleLagBound(t *testing.T) {
 	assert.Equal(t, time.Duration(0), s.SelfCheck.MaxScheduleLag)
 	assert.Equal(t, 50*time.Millisecond, s.SelfCheck.withDefaults().MaxScheduleLag)
 	shortDefaults(&s, true)
-	assert.Equal(t, ShortScheduleLag, s.SelfCheck.MaxScheduleLag)
+	assert.Equal(t, shortScheduleLag, s.SelfCheck.MaxScheduleLag)
 	late := SelfCheckResult{ScheduleLagP99: 80 * time.Millisecond, LateStarts: 8}
 	assert.Empty(t, s.SelfCheck.withDefaults().reasons(late), "80 ms late in a -short run")
 	late.ScheduleLagP99 = 300 * time.Millisecond

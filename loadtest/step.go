@@ -1,8 +1,10 @@
 package loadtest
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -351,6 +353,44 @@ func (k *KindResult) histogram() *hdrhistogram.Histogram {
 		}
 	}
 	return k.hist
+}
+
+// MergeKinds adds the figures of one request kind measured by several
+// generators into one exactly: outcome counts and bytes summed, latency
+// histograms added (so every percentile is that of all the samples
+// together), error samples pooled.
+func MergeKinds(parts ...*KindResult) (*KindResult, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("loadtest: no kind results to merge")
+	}
+	out := &KindResult{Kind: parts[0].Kind, Outcomes: map[Outcome]int64{}, hist: newHist()}
+	for _, p := range parts {
+		if p.Kind != out.Kind {
+			return nil, fmt.Errorf("loadtest: merging kind %q with kind %q", out.Kind, p.Kind)
+		}
+		for o, n := range p.Outcomes {
+			out.Outcomes[o] += n
+		}
+		out.Bytes += p.Bytes
+		out.Observed = out.Observed || p.Observed
+		for _, e := range p.Errors {
+			if len(out.Errors) < maxErrSamples && !slices.Contains(out.Errors, e) {
+				out.Errors = append(out.Errors, e)
+			}
+		}
+		if p.Histogram == "" {
+			continue
+		}
+		h, err := hdrhistogram.Decode([]byte(p.Histogram))
+		if err != nil {
+			return nil, fmt.Errorf("loadtest: kind %q: histogram: %w", p.Kind, err)
+		}
+		if dropped := out.hist.Merge(h); dropped > 0 {
+			return nil, fmt.Errorf("loadtest: kind %q: %d samples outside the histogram's range", p.Kind, dropped)
+		}
+	}
+	out.fill()
+	return out, nil
 }
 
 func newKindResult(name string, ks *kindStats) *KindResult {

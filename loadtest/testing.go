@@ -24,9 +24,9 @@ var update = func() *bool {
 	return new(bool)
 }()
 
-// DefaultBaselineRuns is how many runs -loadtest.update measures a
+// defaultBaselineRuns is how many runs -loadtest.update measures a
 // baseline's spread from, unless LOADTEST_BASELINE_RUNS says otherwise.
-const DefaultBaselineRuns = 3
+const defaultBaselineRuns = 3
 
 // Test runs s as part of the test t and returns its result, never nil. It
 // is what a TestLoad_* function calls:
@@ -169,13 +169,9 @@ func Test(t testing.TB, s Scenario) *Result {
 	return res
 }
 
-// A ResultWriter writes a form of a result beside its JSON file at
-// jsonPath, such as an HTML report with plots.
-type ResultWriter func(res *Result, jsonPath string) error
-
 type namedWriter struct {
 	name string
-	fn   ResultWriter
+	fn   func(res *Result, jsonPath string) error
 }
 
 var writers struct {
@@ -190,8 +186,9 @@ var writers struct {
 //	loadtest.RegisterWriter("html", report.WriteHTML)
 //
 // makes every TestLoad_* of the test binary leave an HTML report beside
-// its JSON. Registering a name again replaces the writer.
-func RegisterWriter(name string, w ResultWriter) {
+// its JSON. A writer writes a form of res beside its JSON file at
+// jsonPath. Registering a name again replaces the writer.
+func RegisterWriter(name string, w func(res *Result, jsonPath string) error) {
 	writers.Lock()
 	defer writers.Unlock()
 	for i := range writers.list {
@@ -245,7 +242,7 @@ func updateBaseline(t testing.TB, path string, runs []*Result) {
 func baselineRuns() (int, error) {
 	v := os.Getenv("LOADTEST_BASELINE_RUNS")
 	if v == "" {
-		return DefaultBaselineRuns, nil
+		return defaultBaselineRuns, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > 50 {
@@ -300,18 +297,18 @@ func relToModule(path string) string {
 	return path
 }
 
-// ShortScheduleLag is the default schedule-lag bound of the self-check in
+// shortScheduleLag is the default schedule-lag bound of the self-check in
 // a -short run of Test: such a run checks correctness on a shared
 // machine, as latency bars are for full-size runs, and there one stall of
 // the machine at a step's edge — the target and its stack sharing two
 // cores with the generator — made late starts of 50-70 ms with the
 // generator at a few percent of a core. A generator that cannot keep up
 // still shows: it falls further behind the longer it runs.
-const ShortScheduleLag = 250 * time.Millisecond
+const shortScheduleLag = 250 * time.Millisecond
 
 // shortDefaults sets the self-check's bounds of a -short run where the
 // scenario left them to the default: the schedule-lag bound is
-// ShortScheduleLag, and the host's figures are recorded but not judged —
+// shortScheduleLag, and the host's figures are recorded but not judged —
 // a -short run checks correctness, and a shared runner whose hypervisor
 // takes an eighth of its cores (seen on CI: 0.25 of 2) would void every
 // breach a scenario checks for.
@@ -320,7 +317,7 @@ func shortDefaults(s *Scenario, short bool) {
 		return
 	}
 	if s.SelfCheck.MaxScheduleLag == 0 {
-		s.SelfCheck.MaxScheduleLag = ShortScheduleLag
+		s.SelfCheck.MaxScheduleLag = shortScheduleLag
 	}
 	if s.SelfCheck.MaxHostSteal == 0 {
 		s.SelfCheck.MaxHostSteal = -1
