@@ -101,6 +101,7 @@ func TestLoad_Drain(t *testing.T) {
 			"calls cancelled by the drain and calls refused once it stopped accepting. Recorded is the calls the relay recorded as completed: "+
 			"it must equal completed (nothing completed was lost). A graceful policy (complete, budgeted) that loses an accepted call fails.",
 			rate, slow, at, budget), "")
+	// The cells: one policy each, its figures kept and shown.
 	figs := map[string]drainFigures{}
 	var mu sync.Mutex
 	for _, p := range drainPolicies {
@@ -114,41 +115,10 @@ func TestLoad_Drain(t *testing.T) {
 			mu.Lock()
 			figs[p.name] = d
 			mu.Unlock()
-			problems := drainVerdict(d)
-			verdict := "nothing lost"
-			if len(problems) > 0 {
-				verdict = "FAIL"
-			}
-			if !p.graceful {
-				// The graceful bar on a policy that cancels accepted calls
-				// must fail it: the check can fail, on real figures.
-				as := d
-				as.Graceful = true
-				if d.Abandoned > 0 && len(drainVerdict(as)) == 0 {
-					t.Errorf("policy=%s cancelled %d accepted calls, yet the graceful bar passed it", p.name, d.Abandoned)
-				}
-				if len(problems) == 0 {
-					verdict = fmt.Sprintf("not graceful: cancelled %d accepted", d.Abandoned)
-				}
-			}
-			baseline := "policy=complete"
-			if p.name == "complete" {
-				baseline = ""
-			}
-			page.add(res, "Drain duration under forward_slow", drainColumns, study.Row{Cell: "policy=" + p.name, Baseline: baseline,
-				Labels: map[string]string{"graceful": strconv.FormatBool(p.graceful), "verdict": verdict},
-				Figures: map[string]float64{
-					"drain_ms": ms(d.Duration), "stop_ms": ms(d.Stop), "inflight": float64(d.Inflight), "abandoned": float64(d.Abandoned),
-					"failures": float64(d.FailedDuringStop()), "refused_after": float64(d.Failed[phaseAfter]),
-					"mean_ms": ms(d.Mean), "sent": float64(sum(d.Sent)), "completed": float64(sum(d.Completed)), "recorded": float64(d.Recorded),
-				}})
-			t.Logf("policy=%s: drain %v (stop seen %v), in flight %d, abandoned %d, failures during stop %d, refused after exit %d, sent %d, completed %d, recorded %d",
-				p.name, d.Duration, d.Stop, d.Inflight, d.Abandoned, d.FailedDuringStop(), d.Failed[phaseAfter], sum(d.Sent), sum(d.Completed), d.Recorded)
-			for _, pr := range problems {
-				t.Error(pr)
-			}
+			page.add(res, "Drain duration under forward_slow", drainColumns, p.row(t, d))
 		})
 	}
+	// The verdict, decided once over every policy's figures.
 	var problems []string
 	for _, p := range drainPolicies {
 		if d, ok := figs[p.name]; ok {
@@ -156,6 +126,40 @@ func TestLoad_Drain(t *testing.T) {
 		}
 	}
 	page.write(t, problems)
+}
+
+// row is the policy's row of the drain table. Its verdict label reads
+// the figures as the study's verdict does; on a policy that is not
+// graceful, the graceful bar must fail it when it cancelled accepted
+// calls — the check can fail, on real figures — or the test fails.
+func (p drainPolicy) row(t *testing.T, d drainFigures) study.Row {
+	verdict := "nothing lost"
+	if len(drainVerdict(d)) > 0 {
+		verdict = "FAIL"
+	}
+	if !p.graceful {
+		as := d
+		as.Graceful = true
+		if d.Abandoned > 0 && len(drainVerdict(as)) == 0 {
+			t.Errorf("policy=%s cancelled %d accepted calls, yet the graceful bar passed it", p.name, d.Abandoned)
+		}
+		if verdict != "FAIL" {
+			verdict = fmt.Sprintf("not graceful: cancelled %d accepted", d.Abandoned)
+		}
+	}
+	baseline := "policy=complete"
+	if p.name == "complete" {
+		baseline = ""
+	}
+	t.Logf("policy=%s: drain %v (stop seen %v), in flight %d, abandoned %d, failures during stop %d, refused after exit %d, sent %d, completed %d, recorded %d",
+		p.name, d.Duration, d.Stop, d.Inflight, d.Abandoned, d.FailedDuringStop(), d.Failed[phaseAfter], sum(d.Sent), sum(d.Completed), d.Recorded)
+	return study.Row{Cell: "policy=" + p.name, Baseline: baseline,
+		Labels: map[string]string{"graceful": strconv.FormatBool(p.graceful), "verdict": verdict},
+		Figures: map[string]float64{
+			"drain_ms": ms(d.Duration), "stop_ms": ms(d.Stop), "inflight": float64(d.Inflight), "abandoned": float64(d.Abandoned),
+			"failures": float64(d.FailedDuringStop()), "refused_after": float64(d.Failed[phaseAfter]),
+			"mean_ms": ms(d.Mean), "sent": float64(sum(d.Sent)), "completed": float64(sum(d.Completed)), "recorded": float64(d.Recorded),
+		}}
 }
 
 var drainColumns = []study.Column{

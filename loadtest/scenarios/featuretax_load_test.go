@@ -60,12 +60,10 @@ var postures = []posture{
 // Knobs: RATE, RAMP, HOLD, TRIALS, SCRAPE_EVERY.
 func TestLoad_FeatureTax(t *testing.T) {
 	k := loadtest.NewKnobs(t)
-	rate := k.Float("RATE", "400", "200", 1)
-	ramp, hold := k.Duration("RAMP", "2s", "250ms"), k.Duration("HOLD", "15s", "1s")
-	trials := k.Int("TRIALS", "6", "5", 2)
-	scrapeEvery := k.Duration("SCRAPE_EVERY", "5s", "250ms")
-	fast, timeout := 1*time.Millisecond, 5*time.Second
-	conns := int(rate) + 100
+	r := taxRun{k: k, rate: k.Float("RATE", "400", "200", 1), ramp: k.Duration("RAMP", "2s", "250ms"), hold: k.Duration("HOLD", "15s", "1s"),
+		scrapeEvery: k.Duration("SCRAPE_EVERY", "5s", "250ms"), timeout: 5 * time.Second}
+	trials, fast := k.Int("TRIALS", "6", "5", 2), 1*time.Millisecond
+	r.conns = int(r.rate) + 100
 
 	page := newStudyPage(t, "Feature tax: postures of one build at a fixed offered load",
 		fmt.Sprintf("Tool calls offered at %g/s against a stub upstream that answers after %v. Each posture runs on its own relay beside a baseline relay "+
@@ -73,13 +71,13 @@ func TestLoad_FeatureTax(t *testing.T) {
 			"Each figure's answer is *same* (the whole 95%% interval of the change within what matters: 5%% of CPU, 10%% + 1 ms of p95), "+
 			"*different* (Mann-Whitney U at α = 0.01, with the ratio B/A and its interval), or *inconclusive*. "+
 			"standard_scrape scrapes every %v, scrape_hammer back to back. planted_cpu is a control with 1 ms of CPU planted in every call: it must read different.",
-			rate, fast, trials, hold, ramp, scrapeEvery), "")
+			r.rate, fast, trials, r.hold, r.ramp, r.scrapeEvery), "")
 
 	start := func(env map[string]string) *cellStack {
-		return startCell(t, k, env, stubUpstream(fast), conns, timeout)
+		return startCell(t, k, env, stubUpstream(fast), r.conns, r.timeout)
 	}
-	base := start(map[string]string{"RELAY_METRICS": "0", "RELAY_CALL_TRACE": "off"})
-	baseDo := base.requests(t, mcp.KindCallTool)
+	r.base = start(map[string]string{"RELAY_METRICS": "0", "RELAY_CALL_TRACE": "off"})
+	r.baseDo = r.base.requests(t, mcp.KindCallTool)
 	// Every posture's relay runs for the whole test, beside the baseline:
 	// postures that differ only in scraping share one.
 	stacks := map[string]*cellStack{}
@@ -90,46 +88,12 @@ func TestLoad_FeatureTax(t *testing.T) {
 			dos[p.stack] = stacks[p.stack].requests(t, mcp.KindCallTool)
 		}
 	}
+	// The cells: an A/B of each posture against the baseline.
 	verdicts := map[string]taxVerdict{}
 	for _, p := range postures {
 		t.Run("posture="+p.name, func(t *testing.T) {
-			cell, do := stacks[p.stack], dos[p.stack]
 			var first *loadtest.Result
-			trial := func(ctx context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
-				c, d := base, baseDo
-				if arm == ab.B {
-					c, d = cell, do
-				}
-				tctx, cancel := context.WithCancel(ctx)
-				defer cancel()
-				var scrapes atomic.Int64
-				if arm == ab.B && p.scrape != "" {
-					every := scrapeEvery
-					if p.scrape == "hammer" {
-						every = 0
-					}
-					go scrapeLoop(tctx, c.stack.TargetURL+"/metrics", every, &scrapes)
-				}
-				res, err := loadtest.Run(tctx, c.stack.Scenario(loadtest.Scenario{
-					Name:        "TestLoad_FeatureTax/posture=" + p.name,
-					Workload:    &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: mcp.KindCallTool, Weight: 1, Do: d}}, MaxInFlight: conns},
-					Plan:        loadtest.Levels(ramp, hold, rate),
-					Checks:      []loadtest.Check{loadtest.FailuresBelow(mcp.KindCallTool, 0.001), c.stack.ComponentsUp()},
-					SampleEvery: min(250*time.Millisecond, hold/4),
-					Params:      k.Params(), Drain: timeout,
-				}))
-				if res != nil && first == nil {
-					first = res
-				}
-				if err != nil {
-					return nil, err
-				}
-				if p.scrape != "" && arm == ab.B {
-					t.Logf("trial %d of B: %d scrapes", i+1, scrapes.Load())
-				}
-				return []*loadtest.Result{res}, nil
-			}
-			reps, err := ab.Run(t.Context(), ab.Config{Trials: trials, MaxTrials: trials, Seed: 1, Logf: t.Logf}, trial)
+			reps, err := ab.Run(t.Context(), ab.Config{Trials: trials, MaxTrials: trials, Seed: 1, Logf: t.Logf}, r.trial(t, p, stacks[p.stack], dos[p.stack], &first))
 			require.NoError(t, err)
 			require.Len(t, reps, 1)
 			rep := reps[0]
@@ -140,7 +104,59 @@ func TestLoad_FeatureTax(t *testing.T) {
 			t.Logf("posture=%s vs baseline: %s — throughput %s; p95 %s; cpu/ok relay %s", p.name, rep.Verdict, v.Throughput, v.P95, v.CPU)
 		})
 	}
+	// The reading decides the verdict over every posture.
 	page.write(t, featureTaxReading(verdicts))
+}
+
+// taxRun is what every trial of TestLoad_FeatureTax shares: its knobs
+// and the baseline relay.
+type taxRun struct {
+	k                                *loadtest.Knobs
+	rate                             float64
+	ramp, hold, scrapeEvery, timeout time.Duration
+	conns                            int
+	base                             *cellStack
+	baseDo                           func(context.Context) loadtest.Response
+}
+
+// trial returns the A/B trial of posture p: arm A on the baseline relay,
+// arm B on cell (its calls made by do), scraped as the posture says;
+// first keeps the first result, for the study's profile.
+func (r taxRun) trial(t *testing.T, p posture, cell *cellStack, do func(context.Context) loadtest.Response, first **loadtest.Result) ab.TrialFunc {
+	return func(ctx context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
+		c, d := r.base, r.baseDo
+		if arm == ab.B {
+			c, d = cell, do
+		}
+		tctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var scrapes atomic.Int64
+		if arm == ab.B && p.scrape != "" {
+			every := r.scrapeEvery
+			if p.scrape == "hammer" {
+				every = 0
+			}
+			go scrapeLoop(tctx, c.stack.TargetURL+"/metrics", every, &scrapes)
+		}
+		res, err := loadtest.Run(tctx, c.stack.Scenario(loadtest.Scenario{
+			Name:        "TestLoad_FeatureTax/posture=" + p.name,
+			Workload:    &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: mcp.KindCallTool, Weight: 1, Do: d}}, MaxInFlight: r.conns},
+			Plan:        loadtest.Levels(r.ramp, r.hold, r.rate),
+			Checks:      []loadtest.Check{loadtest.FailuresBelow(mcp.KindCallTool, 0.001), c.stack.ComponentsUp()},
+			SampleEvery: min(250*time.Millisecond, r.hold/4),
+			Params:      r.k.Params(), Drain: r.timeout,
+		}))
+		if res != nil && *first == nil {
+			*first = res
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.scrape != "" && arm == ab.B {
+			t.Logf("trial %d of B: %d scrapes", i+1, scrapes.Load())
+		}
+		return []*loadtest.Result{res}, nil
+	}
 }
 
 // scrapeLoop GETs url every every (0: back to back, one at a time) until

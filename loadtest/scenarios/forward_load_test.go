@@ -63,11 +63,9 @@ var forwardCells = []forwardCell{
 // testdata/results/TestLoad_Forward/study[.short].md.
 func TestLoad_Forward(t *testing.T) {
 	k := loadtest.NewKnobs(t)
-	rate := k.Float("RATE", "400", "200", 1)
-	ramp, hold := k.Duration("RAMP", "5s", "1s"), k.Duration("HOLD", "30s", "5s")
-	workers := k.Int("WORKERS", "4", "2", 1)
-	fast, slow := k.Duration("FAST", "1ms", "1ms"), k.Duration("SLOW", "50ms", "50ms")
-	timeout := k.Duration("TIMEOUT", "5s", "3s")
+	kn := forwardKnobs{rate: k.Float("RATE", "400", "200", 1), ramp: k.Duration("RAMP", "5s", "1s"), hold: k.Duration("HOLD", "30s", "5s"),
+		workers: k.Int("WORKERS", "4", "2", 1), fast: k.Duration("FAST", "1ms", "1ms"), slow: k.Duration("SLOW", "50ms", "50ms"),
+		timeout: k.Duration("TIMEOUT", "5s", "3s")}
 
 	page := newStudyPage(t, "Forward path: blocking (sync) vs multiplexing (async) upstream calls",
 		fmt.Sprintf("Tool calls offered at %g/s to the relay, whose upstream is a stub answering every call after %v (fast) or %v (slow). "+
@@ -75,46 +73,17 @@ func TestLoad_Forward(t *testing.T) {
 			"Against the slow upstream the offer is far above what the sync pool can absorb (%d workers / %v ≈ %.0f calls/s): "+
 			"read both columns together — async answers near the upstream's delay, sync answers a small fraction at a latency of seconds, "+
 			"because calls wait in the relay, not at the upstream. Latency runs from the intended send time over every answer; a call the client "+
-			"gave up on after %v counts at its timeout and as lost.", rate, fast, slow, workers, slow, float64(workers)/slow.Seconds(), timeout),
+			"gave up on after %v counts at its timeout and as lost.", kn.rate, kn.fast, kn.slow, kn.workers, kn.slow, float64(kn.workers)/kn.slow.Seconds(), kn.timeout),
 		"")
+	// The cells: each measured alone, its figures kept and shown in its table.
 	figs := map[string]cellFigures{}
 	for _, c := range forwardCells {
 		t.Run(c.name, func(t *testing.T) {
-			delay := fast
-			if c.slow {
-				delay = slow
-			}
-			w := workers * c.workers
-			env := map[string]string{"RELAY_UPSTREAM_MODE": c.mode, "RELAY_WORKERS": strconv.Itoa(w), "RELAY_LIST_CACHE_TTL": "1h"}
-			inFlight := int(rate*(timeout+time.Second).Seconds()) + 100
-			cell := startCell(t, k, env, stubUpstream(delay), inFlight, timeout)
-			res := loadtest.Test(t, cell.stack.Scenario(loadtest.Scenario{
-				Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: c.kind, Weight: 1, Do: cell.requests(t, c.kind)}}, MaxInFlight: inFlight},
-				Plan:     loadtest.Levels(ramp, hold, rate),
-				Checks:   []loadtest.Check{cell.stack.ComponentsUp()}, // losing calls is the finding, not a breach
-				Params:   k.Params(),
-				Drain:    timeout + 2*time.Second,
-			}))
-			if err := res.Err(); err != nil {
-				t.Error(err)
-			}
-			f := figuresOf(res, c.kind)
+			res, f := c.run(t, k, kn)
 			page.mu.Lock()
 			figs[c.name] = f
 			page.mu.Unlock()
-			runtime := c.mode
-			if c.kind == mcp.KindListTools {
-				runtime += " (cache hit)"
-			}
-			wk := "multiplexed"
-			if c.mode == "sync" {
-				wk = fmt.Sprintf("workers=%d", w)
-			}
-			row := study.Row{Cell: c.name, Baseline: c.baseline, Labels: map[string]string{"runtime": runtime, "workers": wk, "kind": c.kind},
-				Figures: f.figures()}
-			page.add(res, c.table, forwardColumns, row)
-			t.Logf("%s: offered %.0f/s, achieved %.1f ok/s, mean %v, p99 %v, sent %d, completed %d, lost %d",
-				c.name, f.Offered, f.Achieved, f.Mean.Round(time.Millisecond), f.P99.Round(time.Millisecond), f.Sent, f.Completed, f.Lost())
+			page.add(res, c.table, forwardColumns, c.row(f, kn))
 		})
 	}
 	// The baseline row is repeated in the tables that read against it.
@@ -126,7 +95,55 @@ func TestLoad_Forward(t *testing.T) {
 			}
 		}
 	}
-	page.write(t, forwardReading(figs, slow))
+	// The reading: the claims, checked on the figures; it decides the verdict.
+	page.write(t, forwardReading(figs, kn.slow))
+}
+
+// forwardKnobs are TestLoad_Forward's knobs.
+type forwardKnobs struct {
+	rate                            float64
+	ramp, hold, fast, slow, timeout time.Duration
+	workers                         int
+}
+
+// run measures the cell: calls of its kind offered at the rate to a relay
+// in its mode against its upstream.
+func (c forwardCell) run(t *testing.T, k *loadtest.Knobs, kn forwardKnobs) (*loadtest.Result, cellFigures) {
+	delay := kn.fast
+	if c.slow {
+		delay = kn.slow
+	}
+	env := map[string]string{"RELAY_UPSTREAM_MODE": c.mode, "RELAY_WORKERS": strconv.Itoa(kn.workers * c.workers), "RELAY_LIST_CACHE_TTL": "1h"}
+	inFlight := int(kn.rate*(kn.timeout+time.Second).Seconds()) + 100
+	cell := startCell(t, k, env, stubUpstream(delay), inFlight, kn.timeout)
+	res := loadtest.Test(t, cell.stack.Scenario(loadtest.Scenario{
+		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: c.kind, Weight: 1, Do: cell.requests(t, c.kind)}}, MaxInFlight: inFlight},
+		Plan:     loadtest.Levels(kn.ramp, kn.hold, kn.rate),
+		Checks:   []loadtest.Check{cell.stack.ComponentsUp()}, // losing calls is the finding, not a breach
+		Params:   k.Params(),
+		Drain:    kn.timeout + 2*time.Second,
+	}))
+	if err := res.Err(); err != nil {
+		t.Error(err)
+	}
+	f := figuresOf(res, c.kind)
+	t.Logf("%s: offered %.0f/s, achieved %.1f ok/s, mean %v, p99 %v, sent %d, completed %d, lost %d",
+		c.name, f.Offered, f.Achieved, f.Mean.Round(time.Millisecond), f.P99.Round(time.Millisecond), f.Sent, f.Completed, f.Lost())
+	return res, f
+}
+
+// row is the cell's row of its table.
+func (c forwardCell) row(f cellFigures, kn forwardKnobs) study.Row {
+	runtime := c.mode
+	if c.kind == mcp.KindListTools {
+		runtime += " (cache hit)"
+	}
+	wk := "multiplexed"
+	if c.mode == "sync" {
+		wk = fmt.Sprintf("workers=%d", kn.workers*c.workers)
+	}
+	return study.Row{Cell: c.name, Baseline: c.baseline, Labels: map[string]string{"runtime": runtime, "workers": wk, "kind": c.kind},
+		Figures: f.figures()}
 }
 
 // tableFor returns the table of the named cell.

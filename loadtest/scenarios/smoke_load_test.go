@@ -14,7 +14,6 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
-	"github.com/headroom-dev/headroom/loadtest/prom"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 	"github.com/headroom-dev/headroom/mockupstream"
 )
@@ -94,13 +93,10 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 	}
 	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: gateway, Plan: loadtest.Levels(ramp, hold, users...), Checks: checks, Seed: seedN,
-		// Besides the stack's samplers and the relay's profiles (kept for
-		// a failing step; LOAD_PROFILE=<dir> keeps every step's), the
-		// relay's own metrics: goroutines, heap, database connections.
-		Samplers: []loadtest.Sampler{&prom.Sampler{URL: stack.TargetURL + "/metrics", Component: "relay",
-			Series: append([]prom.Series{{Metric: "relay_db_connections", Labels: map[string]string{"state": "in_use"}, Name: "db_in_use"}}, prom.GoRuntime...)}},
-		Params: k.Params(),
-		Drain:  time.Duration(upstream.Call.Cap) + 5*time.Second, // calls of the hold may take the upstream's cap
+		// Beside the stack's samplers and the relay's profiles, its own
+		// metrics: streams, requests in flight, database connections, Go heap.
+		Samplers: relayMetrics(stack), Params: k.Params(),
+		Drain: time.Duration(upstream.Call.Cap) + 5*time.Second, // calls of the hold may take the upstream's cap
 	}))
 	if err := res.Err(); err != nil {
 		t.Error(err)
