@@ -44,7 +44,7 @@ func TestTargetDownIsABreachNotInvalid(t *testing.T) {
 			assert.Equal(t, tc.verdict == loadtest.Fail, s.Down)
 			assert.Equal(t, harness, s.Self.Reasons, "kept on record")
 			res := &loadtest.Result{Plan: loadtest.PlanInfo{Kind: "ladder"}, Steps: []*loadtest.StepResult{s}}
-			res.Summarise()
+			res.Decide()
 			err := res.Err()
 			assert.Equal(t, tc.verdict == loadtest.Invalid, errors.Is(err, loadtest.ErrInvalid), "%v", err)
 			assert.Equal(t, tc.verdict == loadtest.Fail, errors.Is(err, loadtest.ErrBreach), "%v", err)
@@ -66,7 +66,7 @@ func TestTargetDownIsTheCeiling(t *testing.T) {
 	assert.Equal(t, loadtest.Fail, died.Verdict)
 	assert.Equal(t, oom.Error(), died.Violations[0])
 	res := &loadtest.Result{Plan: loadtest.PlanInfo{Kind: "ladder"}, Steps: []*loadtest.StepResult{pass, died}}
-	res.Summarise()
+	res.Decide()
 	assert.Equal(t, "The target gave out: at 2,813, "+oom.Error()+".", res.Ceiling())
 	assert.Contains(t, res.Markdown(), "breach — "+oom.Error())
 }

@@ -162,9 +162,9 @@ func describePlan(p Plan) PlanInfo {
 	return PlanInfo{Kind: fmt.Sprintf("%T", p)}
 }
 
-// Summarise recomputes Capacity, FirstFailure and Verdict from the steps,
-// as Run does, for a result assembled from others (a merge of shards).
-func (res *Result) Summarise() { res.summarise() }
+// Decide decides Capacity, FirstFailure and Verdict from the steps, as
+// Run does, for a result assembled from others (a merge of shards).
+func (res *Result) Decide() { res.summarise() }
 
 // summarise computes Capacity, FirstFailure and Verdict from the steps. A
 // level probed more than once takes the majority verdict of its valid

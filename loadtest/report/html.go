@@ -154,7 +154,7 @@ type view struct {
 
 func build(res *loadtest.Result, jsonPath string) *view {
 	v := &view{Res: res, Title: res.Scenario, Verdict: string(res.Verdict), VClass: string(res.Verdict),
-		Unit: levelUnit(res), Primary: PrimaryKind(res), Command: res.Provenance.Command,
+		Unit: levelUnit(res), Primary: res.PrimaryKind(), Command: res.Provenance.Command,
 		Generated: time.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	if v.Title == "" {
 		v.Title = "(unnamed scenario)"

@@ -27,7 +27,7 @@ var What = []string{"latency", "throughput", "knee", "timeline", "resources", "d
 // [PrimaryKind]). It fails when the result holds nothing to draw them from.
 func Plots(res *loadtest.Result, what, kind string) ([]*Figure, error) {
 	if kind == "" {
-		kind = PrimaryKind(res)
+		kind = res.PrimaryKind()
 	}
 	var figs []*Figure
 	var notes []string
@@ -80,7 +80,7 @@ func Figures(res *loadtest.Result, kind string) ([]*Figure, error) {
 
 func figures(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	if kind == "" {
-		kind = PrimaryKind(res)
+		kind = res.PrimaryKind()
 	}
 	var figs []*Figure
 	var notes []string
@@ -104,10 +104,6 @@ func figures(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	many(DelayPlots(res))
 	return figs, notes
 }
-
-// PrimaryKind returns the result's primary request kind; see
-// loadtest.Result.PrimaryKind.
-func PrimaryKind(res *loadtest.Result) string { return res.PrimaryKind() }
 
 // Bound is a latency bound parsed from a check's text.
 type Bound struct {

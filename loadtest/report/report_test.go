@@ -27,11 +27,11 @@ func TestPrimaryKindIsARequestKind(t *testing.T) {
 	res := fixture(t)
 	// fanout has six times the samples of tools/call, but it is observed.
 	require.Greater(t, res.Steps[0].Kind("fanout").Total(), res.Steps[0].Kind("tools/call").Total())
-	assert.Equal(t, "tools/call", PrimaryKind(res))
+	assert.Equal(t, "tools/call", res.PrimaryKind())
 
 	// Before any step, the timeline decides, still never an observed kind.
 	res.Steps = nil
-	assert.Equal(t, "tools/call", PrimaryKind(res))
+	assert.Equal(t, "tools/call", res.PrimaryKind())
 
 	f, note := LatencyPlot(fixture(t), "")
 	assert.Nil(t, f)
@@ -103,7 +103,7 @@ func hasHLine(svg string, y, xmin, xmax float64) bool {
 
 func TestSLOLineAtTheParsedBound(t *testing.T) {
 	res := fixture(t)
-	f, note := LatencyPlot(res, PrimaryKind(res))
+	f, note := LatencyPlot(res, res.PrimaryKind())
 	require.NotNil(t, f, note)
 	b, err := f.SVG()
 	require.NoError(t, err)
@@ -330,7 +330,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	for _, st := range res.Steps {
 		st.Verdict, st.Saturated = loadtest.Pass, nil
 	}
-	res.Summarise()
+	res.Decide()
 	page, err = HTML(res, jsonPath)
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "capacity ≥ "+format.Level(res.Capacity)+" users (the ladder&#39;s top; nothing near a limit)")

@@ -82,7 +82,7 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 func Summarize(res *loadtest.Result) Summary {
 	s := Summary{Scenario: res.Scenario, Verdict: res.Verdict, Partial: res.Partial, Model: res.Model, Unit: levelUnit(res),
 		Plan: describePlan(res.Plan), Capacity: res.Capacity, FirstFailure: res.FirstFailure, CapacityText: res.CapacityText(), Conclusion: res.Conclusion,
-		PrimaryKind: PrimaryKind(res), Commit: res.Provenance.Commit, Dirty: res.Provenance.Dirty, Command: res.Provenance.Command,
+		PrimaryKind: res.PrimaryKind(), Commit: res.Provenance.Commit, Dirty: res.Provenance.Dirty, Command: res.Provenance.Command,
 		Start: res.Start.UTC(), Steps: []StepSummary{}, Invalid: res.Invalid()}
 	if err := res.Err(); err != nil {
 		s.Errors = strings.Split(err.Error(), "\n")

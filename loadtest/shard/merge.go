@@ -123,7 +123,7 @@ func Merge(s loadtest.Scenario, results []*loadtest.Result) (*loadtest.Result, e
 	if len(byIndex) < count {
 		out.Partial = true
 	}
-	out.Summarise()
+	out.Decide()
 	switch {
 	case len(byIndex) < count:
 		var missing []string
