@@ -91,9 +91,9 @@ type Report struct {
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason"`
 	// MissedUpTo is, for an unchanged or improved verdict, the largest
-	// worsening of a primary figure not shown the same that its interval
-	// leaves open; nil for the other verdicts, and when every primary
-	// figure was shown the same.
+	// worsening of a primary figure its interval leaves open, among the
+	// figures not shown the same when there are any; nil for the other
+	// verdicts.
 	MissedUpTo *Missed `json:"missed_up_to,omitempty"`
 	// Stop says how Run ended the trials, e.g. "settled after 7 trials per
 	// arm" or "stopped at max trials (10 per arm) with p99 get still
@@ -368,17 +368,28 @@ func (m *Missed) String() string {
 	return fmt.Sprintf("could not rule out up to %+.0f%% %s (×%.3g–×%.3g)", 100*m.Change, m.Figure, m.RatioLo, m.RatioHi)
 }
 
-// missed returns, among the primary figures not shown the same, the one
-// whose interval of the ratio B/A reaches furthest on its worse side, or
-// nil when none is left with a ratio (a failure rate at zero has none;
-// its interval is in the table). A figure shown the same has nothing that
-// matters to miss, however wide its ratio: 0.18 → 0.26 ms of delivery
-// wait is +45%, yet within an absolute band of 1 ms.
+// missed returns the primary figure whose interval of the ratio B/A
+// reaches furthest on its worse side, among those not shown the same when
+// there are any, or nil when none has a ratio (a failure rate at zero has
+// none; its interval is in the table). A figure shown the same has
+// nothing that matters to miss, however wide its ratio — 0.18 → 0.26 ms
+// of delivery wait is +45%, yet within an absolute band of 1 ms — so an
+// open figure is named before it; when every figure was shown the same,
+// the widest still says how fine the comparison was.
 func (r *Report) missed() *Missed {
+	if m := r.widest(func(f FigureResult) bool { return f.Answer != Same }); m != nil {
+		return m
+	}
+	return r.widest(func(FigureResult) bool { return true })
+}
+
+// widest returns the primary figure among those keep accepts whose ratio
+// interval reaches furthest on its worse side; nil when none has a ratio.
+func (r *Report) widest(keep func(FigureResult) bool) *Missed {
 	var out *Missed
 	for _, f := range r.Figures {
 		c := f.Comparison
-		if !f.Primary || f.Answer == Unjudged || f.Answer == Same || math.IsNaN(c.Ratio) {
+		if !f.Primary || f.Answer == Unjudged || math.IsNaN(c.Ratio) || !keep(f) {
 			continue
 		}
 		m := &Missed{Figure: f.Name, Change: c.RatioHi - 1, RatioLo: c.RatioLo, RatioHi: c.RatioHi}

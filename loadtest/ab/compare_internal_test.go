@@ -66,16 +66,17 @@ func TestDecide(t *testing.T) {
 		// Halved cost: better, and what it could have missed is said too.
 		{"better", 5, []FigureResult{fig("cpu/ok relay", double, flat), fig("p99 get", flat, noisy)},
 			Improved, "better in B: cpu/ok relay 200 → 100 µs", "p99 get", 0.016},
-		// Unjudged figures decide nothing, even a doubled one; a figure
-		// shown the same has nothing to miss.
+		// Unjudged figures decide nothing, even a doubled one.
 		{"unjudged", 5, []FigureResult{fig("cpu/ok relay", flat, flat), unjudged},
-			Unchanged, "no primary figure moved", "", 1},
+			Unchanged, "no primary figure moved", "cpu/ok relay", 1},
 		// A figure the same within its absolute band is not what could be
 		// missed, however far its ratio reaches: the open figure is.
 		{"absolute band", 5, []FigureResult{tiny(small, smallUp), fig("p99 get", flat, noisy)},
 			Unchanged, "could not rule out up to +25% p99 get", "p99 get", 0.016},
+		// With every figure the same, the widest still says how fine
+		// the comparison was.
 		{"all the same", 5, []FigureResult{tiny(small, smallUp), fig("cpu/ok relay", flat, flat)},
-			Unchanged, "no primary figure moved by what matters", "", 0.016},
+			Unchanged, "could not rule out up to +53% p95 sse_delivery", "p95 sse_delivery", 0.016},
 		// Nothing judged: no verdict.
 		{"nothing judged", 5, []FigureResult{unjudged},
 			Undecided, "no primary figure could be judged", "", math.NaN()},
