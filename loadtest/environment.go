@@ -28,31 +28,31 @@ type System struct {
 	Components []Component `json:"components,omitempty"`
 }
 
-// The kinds of Component.
+// The roles of a Component.
 const (
-	// KindTarget is the service under test.
-	KindTarget = "target"
-	// KindService is another service of the system beside the target, such
+	// RoleTarget is the service under test.
+	RoleTarget = "target"
+	// RoleService is another service of the system beside the target, such
 	// as a worker.
-	KindService = "service"
-	// KindDatabase is the database the target uses.
-	KindDatabase = "database"
-	// KindUpstream is a service the target calls, such as the mock upstream.
-	KindUpstream = "upstream"
-	// KindProxy is the proxy in front of the target, such as Caddy.
-	KindProxy = "proxy"
-	// KindPooler is a connection pooler in front of the database, such as
+	RoleService = "service"
+	// RoleDatabase is the database the target uses.
+	RoleDatabase = "database"
+	// RoleUpstream is a service the target calls, such as the mock upstream.
+	RoleUpstream = "upstream"
+	// RoleProxy is the proxy in front of the target, such as Caddy.
+	RoleProxy = "proxy"
+	// RolePooler is a connection pooler in front of the database, such as
 	// PgBouncer.
-	KindPooler = "pooler"
+	RolePooler = "pooler"
 )
 
 // Component is one part of the stack under test.
 type Component struct {
 	// Name is the component's name: "relay", "postgres", "caddy".
 	Name string `json:"name"`
-	// Kind is its role: KindTarget, KindService, KindDatabase,
-	// KindUpstream, KindProxy.
-	Kind string `json:"kind,omitempty"`
+	// Role is what it is to the system: RoleTarget, RoleService,
+	// RoleDatabase, RoleUpstream, RoleProxy, RolePooler (stored as "kind").
+	Role string `json:"kind,omitempty"`
 	// Version is the component's version, when known.
 	Version string `json:"version,omitempty"`
 	// Image is the container image, and Digest its content digest.

@@ -115,7 +115,7 @@ func (tr trial) result(r *rand.Rand) *loadtest.Result {
 	return &loadtest.Result{
 		Scenario: "TestLoad_X", Verdict: loadtest.Pass,
 		Environment: loadtest.Environment{System: loadtest.System{Components: []loadtest.Component{
-			{Name: "relay", Kind: loadtest.KindTarget}, {Name: "postgres", Kind: loadtest.KindDatabase}, {Name: "caddy", Kind: loadtest.KindProxy}}}},
+			{Name: "relay", Role: loadtest.RoleTarget}, {Name: "postgres", Role: loadtest.RoleDatabase}, {Name: "caddy", Role: loadtest.RoleProxy}}}},
 		Steps: []*loadtest.StepResult{{
 			Step: loadtest.Step{Level: 100, Hold: 10 * time.Second}, Start: start, End: start.Add(10 * time.Second), Verdict: loadtest.Pass,
 			Kinds: results,

@@ -222,7 +222,7 @@ func componentCosts(res *loadtest.Result, steps []*loadtest.StepResult) []cost {
 			if !seen {
 				i = len(out)
 				index[name] = i
-				out = append(out, cost{name: name, primary: kind == loadtest.KindTarget || kind == loadtest.KindDatabase})
+				out = append(out, cost{name: name, primary: kind == loadtest.RoleTarget || kind == loadtest.RoleDatabase})
 			}
 			out[i].cpuSeconds += r.Mean * s.Seconds()
 		}
@@ -235,7 +235,7 @@ func componentCosts(res *loadtest.Result, steps []*loadtest.StepResult) []cost {
 func componentOf(res *loadtest.Result, series string) (name, kind string) {
 	for _, c := range res.Environment.System.Components {
 		if series == c.Name || (c.Replicas > 1 && strings.HasPrefix(series, c.Name+"-")) {
-			return c.Name, c.Kind
+			return c.Name, c.Role
 		}
 	}
 	return series, ""

@@ -61,7 +61,7 @@ func fixture(t testing.TB) *loadtest.Result {
 		Provenance: loadtest.Provenance{Commit: "0123456789abcdef0123456789abcdef01234567", Command: "go test -tags load -run 'TestLoad_Fixture/users=40' ./loadtest/scenarios",
 			Args: []string{"scenarios.test", "-test.run=TestLoad_Fixture"}, Env: map[string]string{"LOADTEST_TARGET": "http://127.0.0.1:8080/"}},
 		Environment: loadtest.Environment{CPUModel: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, Kernel: "6.1", OS: "Debian GNU/Linux 12", Memory: 8 << 30, Go: "go1.26",
-			System: loadtest.System{Backend: "local", CPUs: 1, Memory: 256 << 20, Components: []loadtest.Component{{Name: "relay", Kind: loadtest.KindTarget, Version: "dev"}}}},
+			System: loadtest.System{Backend: "local", CPUs: 1, Memory: 256 << 20, Components: []loadtest.Component{{Name: "relay", Role: loadtest.RoleTarget, Version: "dev"}}}},
 		Capacity: 20, FirstFailure: 40, Verdict: loadtest.Fail,
 		Conclusion: "ladder stopped after step 3 (level 40) was fail",
 		Findings:   []loadtest.Finding{{Name: "relay memory per user", Value: 1 << 20, Low: 900 << 10, High: 1100 << 10, Unit: "bytes"}},

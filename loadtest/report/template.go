@@ -114,8 +114,8 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 <h2 id="environment">Environment</h2>
 <table class="env"><tbody>{{range .Env}}{{if .V}}<tr><td>{{.K}}</td><td>{{.V}}</td></tr>{{end}}{{end}}</tbody></table>
 {{if .Components2}}<h3>Components</h3>
-<table><thead><tr><th>Name</th><th>Kind</th><th>Version</th><th>Image</th><th>Digest</th><th>Replicas</th></tr></thead><tbody>
-{{range .Components2}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Version}}</td><td>{{.Image}}</td><td><code>{{.Digest}}</code></td><td class="num">{{.Replicas}}</td></tr>{{end}}
+<table><thead><tr><th>Name</th><th>Role</th><th>Version</th><th>Image</th><th>Digest</th><th>Replicas</th></tr></thead><tbody>
+{{range .Components2}}<tr><td>{{.Name}}</td><td>{{.Role}}</td><td>{{.Version}}</td><td>{{.Image}}</td><td><code>{{.Digest}}</code></td><td class="num">{{.Replicas}}</td></tr>{{end}}
 </tbody></table>{{end}}
 {{if .Params}}<h3>Parameters</h3>
 <table class="env"><tbody>{{range .Params}}<tr><td>{{.K}}</td><td>{{.V}}</td></tr>{{end}}</tbody></table>{{end}}

@@ -204,7 +204,7 @@ func targetMetrics(stack *fixtures.Stack, series ...prom.Series) []loadtest.Samp
 func targetNames(stack *fixtures.Stack) []string {
 	var names []string
 	for _, c := range stack.Components() {
-		if c.Kind == fixtures.KindTarget {
+		if c.Role == fixtures.RoleTarget {
 			names = append(names, c.Name)
 		}
 	}

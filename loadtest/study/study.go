@@ -120,7 +120,7 @@ func ProfileOf(res *loadtest.Result) Profile {
 		if c.Version != "" {
 			v += " " + c.Version
 		}
-		if c.Kind == loadtest.KindTarget && p.Target == "" {
+		if c.Role == loadtest.RoleTarget && p.Target == "" {
 			p.Target = v
 			continue
 		}
