@@ -10,10 +10,10 @@ import (
 // The host checks itself too (principle 3). A step measured while other
 // work ran on the machine, or while the hypervisor gave its cores to the
 // machine's neighbours (CPU steal), measured the contention, not the
-// target: seed 004 stopped its other workloads before measuring. The host
-// sampler reads the machine's CPU accounting; a hold that saw too much of
-// either casts a doubt on the step (SelfCheckResult.Doubts), naming the
-// cause. Contention only takes from the target, so it voids a breach —
+// target, as a lab that stops its other workloads before measuring knows.
+// The host sampler reads the machine's CPU accounting; a hold that saw
+// too much of either casts a doubt on the step (SelfCheckResult.Doubts),
+// naming the cause. Contention only takes from the target, so it voids a breach —
 // which may be the neighbours' — and leaves a pass standing: a shared CI
 // runner whose hypervisor takes an eighth of its cores still proves that
 // the target holds its level, never that it cannot.

@@ -166,7 +166,7 @@ func (c *capture) fetch(ctx context.Context, src ProfileSource, kind, path strin
 		return
 	}
 	c.mu.Lock()
-	c.files = append(c.files, Profile{Component: src.Component, Kind: kind, Path: file})
+	c.files = append(c.files, Profile{Component: src.Component, Type: kind, Path: file})
 	c.mu.Unlock()
 }
 

@@ -77,7 +77,7 @@ func TestProfilesOfTheFirstBreach(t *testing.T) {
 	for _, p := range res.Steps[1].Profiles {
 		assert.Equal(t, "relay", p.Component)
 		assert.FileExists(t, p.Path)
-		kinds = append(kinds, p.Kind)
+		kinds = append(kinds, p.Type)
 	}
 	sort.Strings(kinds)
 	assert.Equal(t, []string{"cpu", "goroutine", "heap"}, kinds)

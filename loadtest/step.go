@@ -102,8 +102,8 @@ const AllRequests = "all requests"
 type Profile struct {
 	// Component is the component profiled: "relay".
 	Component string `json:"component"`
-	// Kind is the profile's kind: "cpu", "heap", "goroutine".
-	Kind string `json:"kind"`
+	// Type is the profile's type: "cpu", "heap", "goroutine".
+	Type string `json:"kind"`
 	// Path is the file, relative to the result's JSON file's directory
 	// when it lies below it.
 	Path string `json:"path"`

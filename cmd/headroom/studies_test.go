@@ -18,7 +18,7 @@ import (
 func TestRenderStudies(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, problems ...string) string {
-		s := &study.Study{Name: name, Title: name + " study", Profile: study.Profile{CPU: "Test CPU", Cores: 2, Generator: study.Generator},
+		s := &study.Study{Name: name, Title: name + " study", Lab: study.Lab{CPU: "Test CPU", Cores: 2, Generator: study.Generator},
 			Problems: problems}
 		s.Table("cells", study.Column{Key: "achieved", Title: "Achieved", Digits: 1}).
 			Add(study.Row{Cell: "mode=async", Figures: map[string]float64{"achieved": 12}})

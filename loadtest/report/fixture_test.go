@@ -86,7 +86,7 @@ func fixture(t testing.TB) *loadtest.Result {
 			s.Verdict = loadtest.Fail
 			s.Violations = []string{"p95 of tools/call < 250ms: measured 612.3ms"}
 			s.Saturated = []string{"relay cpu: mean 0.95 of 1 cores (95%)"}
-			s.Profiles = []loadtest.Profile{{Component: "relay", Kind: "cpu", Path: "users=40.profiles/step3 relay.cpu.pprof"}}
+			s.Profiles = []loadtest.Profile{{Component: "relay", Type: "cpu", Path: "users=40.profiles/step3 relay.cpu.pprof"}}
 		}
 		res.Steps = append(res.Steps, s)
 	}

@@ -224,7 +224,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 			row.Res = append(row.Res, resourceCell(s, c))
 		}
 		for _, p := range s.Profiles {
-			row.Profiles = append(row.Profiles, link{Text: p.Component + " " + p.Kind, Href: relLink(dir, p.Path)})
+			row.Profiles = append(row.Profiles, link{Text: p.Component + " " + p.Type, Href: relLink(dir, p.Path)})
 		}
 		v.Steps = append(v.Steps, row)
 		v.StepHeads = append(v.StepHeads, fmt.Sprintf("step %d (%s)", s.Index+1, format.Level(s.Step.Level)))

@@ -169,7 +169,7 @@ func (p *studyPage) write(t *testing.T, problems []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.first != nil {
-		p.s.Profile = study.ProfileOf(p.first)
+		p.s.Lab = study.LabOf(p.first)
 		if p.s.Command == "" {
 			p.s.Command = p.first.Provenance.Command
 		}

@@ -18,10 +18,10 @@ func Page(studies ...*Study) string {
 	var b strings.Builder
 	b.WriteString("# Runtime studies\n\n")
 	b.WriteString(Portability + " These are measurements, not service-level objectives.\n\n")
-	var seen []Profile
+	var seen []Lab
 	for _, s := range studies {
-		if !containsProfile(seen, s.Profile) {
-			seen = append(seen, s.Profile)
+		if !containsLab(seen, s.Lab) {
+			seen = append(seen, s.Lab)
 		}
 	}
 	for i, p := range seen {
@@ -59,8 +59,8 @@ func Page(studies ...*Study) string {
 		}
 		if len(seen) > 1 {
 			for i, p := range seen {
-				if profileEqual(p, s.Profile) {
-					meta = append(meta, fmt.Sprintf("lab profile %d", i+1))
+				if labEqual(p, s.Lab) {
+					meta = append(meta, fmt.Sprintf("lab %d", i+1))
 				}
 			}
 		}
@@ -136,18 +136,18 @@ func (r Row) value(c Column) string {
 // cell escapes a table cell's pipes.
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
-func containsProfile(ps []Profile, p Profile) bool {
+func containsLab(ps []Lab, p Lab) bool {
 	for _, q := range ps {
-		if profileEqual(q, p) {
+		if labEqual(q, p) {
 			return true
 		}
 	}
 	return false
 }
 
-// profileEqual compares the lab's facts, not the commit or the components'
+// labEqual compares the lab's facts, not the commit or the components'
 // list order.
-func profileEqual(a, b Profile) bool {
+func labEqual(a, b Lab) bool {
 	return a.Host == b.Host && a.CPU == b.CPU && a.Cores == b.Cores && a.OS == b.OS && a.Kernel == b.Kernel &&
 		a.Go == b.Go && a.Backend == b.Backend && a.Target == b.Target && a.Limits == b.Limits
 }

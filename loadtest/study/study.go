@@ -40,8 +40,8 @@ type Study struct {
 	Short bool `json:"short,omitempty"`
 	// Generated is when the study was written.
 	Generated time.Time `json:"generated"`
-	// Profile is the lab the cells were measured in.
-	Profile Profile `json:"profile"`
+	// Lab is the lab the cells were measured in.
+	Lab Lab `json:"profile"`
 	// Tables hold the cells, one table per question.
 	Tables []*Table `json:"tables"`
 	// Problems lists every check of the study that failed; empty when the
@@ -81,8 +81,8 @@ type Row struct {
 	Figures map[string]float64 `json:"figures,omitempty"`
 }
 
-// Profile is the lab a study was measured in, from a cell's result.
-type Profile struct {
+// Lab is the lab a study was measured in, from a cell's result.
+type Lab struct {
 	Host    string `json:"host,omitempty"`
 	CPU     string `json:"cpu"`
 	Cores   int    `json:"cores"`
@@ -103,14 +103,14 @@ type Profile struct {
 	Commit string `json:"commit,omitempty"`
 }
 
-// Generator is the Profile.Generator of a study driven by loadtest's open
+// Generator is the Lab.Generator of a study driven by loadtest's open
 // model in the test process.
 const Generator = "headroom loadtest.Arrivals (open model, in the test process, loopback)"
 
-// ProfileOf returns the lab profile of a result.
-func ProfileOf(res *loadtest.Result) Profile {
+// LabOf returns the lab a result was measured in.
+func LabOf(res *loadtest.Result) Lab {
 	e := res.Environment
-	p := Profile{Host: e.Host, CPU: e.CPUModel, Cores: e.Cores, OS: e.OS, Kernel: e.Kernel, Go: e.Go,
+	p := Lab{Host: e.Host, CPU: e.CPUModel, Cores: e.Cores, OS: e.OS, Kernel: e.Kernel, Go: e.Go,
 		Backend: e.System.Backend, Engine: e.System.Engine, Generator: Generator, Commit: res.Provenance.Commit}
 	if res.Provenance.Dirty && p.Commit != "" {
 		p.Commit += "+dirty"

@@ -12,7 +12,7 @@ import (
 func sample() *Study {
 	s := &Study{Name: "TestLoad_Forward", Title: "Forward path", Reading: "Read both columns together.",
 		Command: "go test -tags load -run TestLoad_Forward ./loadtest/scenarios/",
-		Profile: Profile{CPU: "Test CPU", Cores: 2, OS: "Debian", Kernel: "6.1", Go: "go1.26", Target: "relay 0.1.0", Generator: Generator}}
+		Lab:     Lab{CPU: "Test CPU", Cores: 2, OS: "Debian", Kernel: "6.1", Go: "go1.26", Target: "relay 0.1.0", Generator: Generator}}
 	t := s.Table("Achieved rate (slow upstream)",
 		Column{Key: "runtime", Title: "Runtime"}, Column{Key: "achieved", Title: "Achieved (ok/s)", Digits: 1},
 		Column{Key: "sent", Title: "Sent"})
@@ -43,16 +43,16 @@ func TestPage(t *testing.T) {
 	assert.NoError(t, sample().Err())
 }
 
-func TestPageProfiles(t *testing.T) {
+func TestPageLabs(t *testing.T) {
 	a, b := sample(), sample()
 	b.Name = "TestLoad_Drain"
 	one := Page(a, b)
 	assert.Equal(t, 1, strings.Count(one, "## Lab profile"), "one lab, one profile table")
-	b.Profile.CPU = "Other CPU"
+	b.Lab.CPU = "Other CPU"
 	two := Page(a, b)
 	assert.Contains(t, two, "## Lab profile 1")
 	assert.Contains(t, two, "## Lab profile 2")
-	assert.Contains(t, two, "lab profile 2")
+	assert.Contains(t, two, "lab 2")
 }
 
 func TestWriteRead(t *testing.T) {
