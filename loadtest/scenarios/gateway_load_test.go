@@ -54,9 +54,9 @@ func afterProbes(t *testing.T, stack *fixtures.Stack) {
 // populate seeds users users (each with the seed's five connectors to the
 // stack's mock upstream) and rows recorded tool calls over the month
 // before now.
-func populate(t *testing.T, k *loadtest.Knobs, stack *fixtures.Stack, users, rows int, seedN uint64) *relayseed.Population {
+func populate(t *testing.T, k *loadtest.Knobs, stack *fixtures.Stack, users, rows int, seed uint64) *relayseed.Population {
 	spec := relayseed.Smoke.ForUsers(users)
-	spec.UsageRows, spec.End, spec.Seed, spec.Secret = rows, time.Now().Truncate(time.Hour), seedN, []byte("seed-000")
+	spec.UsageRows, spec.End, spec.Seed, spec.Secret = rows, time.Now().Truncate(time.Hour), seed, []byte("seed-000")
 	spec.UpstreamURL = stack.UpstreamURLFromTarget + "/mcp"
 	pop := relayseed.Populate(t, stack.SeedURL(), spec)
 	k.Set("population", pop)

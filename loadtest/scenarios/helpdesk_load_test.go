@@ -76,7 +76,7 @@ func helpdesk(t *testing.T, setup string) {
 	ramp, hold := k.DurationOrZero("RAMP", "60s", "3s"), k.Duration("HOLD", "180s", "10s")
 	pace := k.Float("PACE", "1", "0.1", 0.001)
 	bar := k.Duration("P95", "300ms", "300ms")
-	seedN := k.Uint("SEED", "1", "1")
+	seed := k.Uint("SEED", "1", "1")
 	poll := k.String("POLL", "top", "top")
 	if poll != "top" && poll != "off" {
 		t.Fatalf("knob POLL=%q: give top or off", poll)
@@ -118,7 +118,7 @@ func helpdesk(t *testing.T, setup string) {
 			checks = append(checks, loadtest.LatencyBelow(loadtest.AllRequests, 95, bar))
 		}
 		res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
-			Workload: w, Plan: loadtest.Levels(ramp, hold, levels...), Checks: checks, Seed: seedN,
+			Workload: w, Plan: loadtest.Levels(ramp, hold, levels...), Checks: checks, Seed: seed,
 			Headline: loadtest.AllRequests, Samplers: deskMetrics(stack), Params: k.Params(), Drain: 31 * time.Second,
 		}))
 		if err := res.Err(); err != nil {

@@ -35,17 +35,17 @@ func TestLoad_IdleStreams(t *testing.T) {
 	ramp, hold := k.DurationOrZero("RAMP", "20s", "2s"), k.Duration("HOLD", "30s", "6s")
 	budget, err := units.RAMInBytes(k.String("MAX_STREAM_BYTES", "64KiB", "64KiB"))
 	require.NoError(t, err, "knob MAX_STREAM_BYTES: give a size such as 64KiB")
-	seedN := k.Uint("SEED", "1", "1")
+	seed := k.Uint("SEED", "1", "1")
 	top := int(levels[len(levels)-1])
 
 	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(top+top/10))
-	pop := populate(t, k, stack, top, 0, seedN)
+	pop := populate(t, k, stack, top, 0, seed)
 	hc := gatewayClient(t, stack, top)
 	idle, err := (&relayload.Gateway{URL: stack.URL + "/mcp", HTTP: hc, Token: pop.TokenOf, Idle: true, Reconnect: -1}).Users()
 	require.NoError(t, err)
 
 	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
-		Workload: idle, Plan: loadtest.Levels(ramp, hold, levels...), Seed: seedN,
+		Workload: idle, Plan: loadtest.Levels(ramp, hold, levels...), Seed: seed,
 		// Users connect during the ramps; the holds see their streams.
 		Checks:   []loadtest.Check{heldStreams(), sse.Healthy(), stack.ComponentsUp()},
 		Samplers: relayMetrics(stack), Params: k.Params(),

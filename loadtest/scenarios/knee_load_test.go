@@ -54,11 +54,11 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	plan := k.Knee(
 		loadtest.Knee{Start: 1000, Factor: 1.5, Max: 12_000, Ramp: 60 * time.Second, Hold: 90 * time.Second},
 		loadtest.Knee{Start: 20, Factor: 2, Max: 80, Ramp: 3 * time.Second, Hold: 8 * time.Second})
-	gap, seedN := k.Duration("GAP", "90s", "1s"), k.Uint("SEED", "1", "1")
+	gap, seed := k.Duration("GAP", "90s", "1s"), k.Uint("SEED", "1", "1")
 	top := int(plan.Max)
 
 	upstream := mockupstream.Calibrated() // log-normal calls: median 1.2 s, 5% over 12 s, capped at 50 s
-	upstream.Seed = seedN
+	upstream.Seed = seed
 	if testing.Short() {
 		upstream.Call = mockupstream.Latency{Median: mockupstream.Duration(200 * time.Millisecond),
 			P95: mockupstream.Duration(2 * time.Second), Cap: mockupstream.Duration(5 * time.Second)}
@@ -70,7 +70,7 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	// Each user holds its stream and may hold a request connection.
 	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
 		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(2*top))
-	pop := populate(t, k, stack, top, k.Int("USAGE_ROWS", "200000", "20000", 0), seedN)
+	pop := populate(t, k, stack, top, k.Int("USAGE_ROWS", "200000", "20000", 0), seed)
 	hc := gatewayClient(t, stack, top)
 	checkClientAddrs(t, stack, hc)
 
@@ -78,7 +78,7 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 		HTTP: hc, Token: pop.TokenOf, MeanGap: gap, ClientAddrs: true, ProtocolVersion: e.revision}).Users()
 	require.NoError(t, err)
 	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
-		Workload: gateway, Plan: plan, Checks: gatewayBar(stack), Seed: seedN,
+		Workload: gateway, Plan: plan, Checks: gatewayBar(stack), Seed: seed,
 		Samplers: relayMetrics(stack), Params: k.Params(),
 		Drain: time.Duration(upstream.Call.Cap) + 5*time.Second,
 		Reset: stack.Revive, // a probe that killed the relay does not leave the next a dead one

@@ -83,7 +83,7 @@ func orchestrator(t *testing.T, web int) {
 	think := k.Duration("THINK", "1s", "500ms")
 	vendor := k.Duration("VENDOR", "12s", "1s")
 	hold := k.Duration("HOLD", "60s", "20s")
-	seedN := k.Uint("SEED", "1", "1")
+	seed := k.Uint("SEED", "1", "1")
 	k.Set("web", web)
 
 	stack := startOrch(t, web, runners, slots, vendor)
@@ -110,7 +110,7 @@ func orchestrator(t *testing.T, web int) {
 	}
 	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: run.users(), Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: float64(run.level()), Hold: hold}}},
-		Checks: checks, Seed: seedN, Headline: loadtest.AllRequests,
+		Checks: checks, Seed: seed, Headline: loadtest.AllRequests,
 		Samplers: orchMetrics(stack), Params: k.Params(),
 		Analyze: orchFindings, Drain: 5 * time.Second,
 	}))

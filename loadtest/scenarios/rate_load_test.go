@@ -108,22 +108,22 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 	p95 := k.Duration("P95", rk.p95, rk.p95)
 	sessions := k.Int("SESSIONS", "2000", "50", 1)
 	rows := k.Int("USAGE_ROWS", "500000", "20000", 0)
-	seedN := k.Uint("SEED", "1", "1")
+	seed := k.Uint("SEED", "1", "1")
 	// Little's law: the top rate times a slow call's 1.5 s, with room.
 	inFlight := int(plan.Max*2) + 100
 
 	upstream := mockupstream.Envelope() // calls 1 s ± 0.5 s, listings 250 ms ± 100 ms
-	upstream.Seed = seedN
+	upstream.Seed = seed
 	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
 		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(inFlight))
-	pop := populate(t, k, stack, sessions, rows, seedN)
+	pop := populate(t, k, stack, sessions, rows, seed)
 	hc := gatewayClient(t, stack, inFlight)
 
 	do, err := rateRequests(t.Context(), hc, stack.URL, pop.TokenOf, sessions, rk.kind)
 	require.NoError(t, err)
 	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: rk.kind, Weight: 1, Do: do}}, MaxInFlight: inFlight},
-		Plan:     plan, Seed: seedN, Reset: stack.Revive,
+		Plan:     plan, Seed: seed, Reset: stack.Revive,
 		Checks: []loadtest.Check{
 			loadtest.FailuresBelow(rk.kind, 0.005),
 			loadtest.NoDropped(),

@@ -47,11 +47,11 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 	k := loadtest.NewKnobs(t)
 	users := k.Levels("USERS", "200,400,800", "20,40,80")
 	ramp, hold := k.DurationOrZero("RAMP", "30s", "3s"), k.Duration("HOLD", "90s", "6s")
-	gap, seedN := k.Duration("GAP", "90s", "1s"), k.Uint("SEED", "1", "1")
+	gap, seed := k.Duration("GAP", "90s", "1s"), k.Uint("SEED", "1", "1")
 	top := int(users[len(users)-1])
 
 	upstream := mockupstream.Calibrated() // log-normal calls: median 1.2 s, 5% over 12 s, capped at 50 s
-	upstream.Seed = seedN
+	upstream.Seed = seed
 	if testing.Short() {
 		upstream.Call = mockupstream.Latency{Median: mockupstream.Duration(200 * time.Millisecond),
 			P95: mockupstream.Duration(2 * time.Second), Cap: mockupstream.Duration(5 * time.Second)}
@@ -63,7 +63,7 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 
 	// Enough users for the top step, with a month of usage for the dashboard.
 	spec := relayseed.Smoke.ForUsers(top)
-	spec.UsageRows, spec.End, spec.Seed, spec.Secret = 200_000, time.Now().Truncate(time.Hour), seedN, []byte("smoke")
+	spec.UsageRows, spec.End, spec.Seed, spec.Secret = 200_000, time.Now().Truncate(time.Hour), seed, []byte("smoke")
 	spec.UpstreamURL = stack.UpstreamURLFromTarget + "/mcp"
 	if testing.Short() {
 		spec.UsageRows = 20_000
@@ -92,7 +92,7 @@ func smoke(t *testing.T, backend string, db fixtures.Database) {
 			loadtest.LatencyBelow(sse.DefaultFanoutKind, 95, time.Second))
 	}
 	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
-		Workload: gateway, Plan: loadtest.Levels(ramp, hold, users...), Checks: checks, Seed: seedN,
+		Workload: gateway, Plan: loadtest.Levels(ramp, hold, users...), Checks: checks, Seed: seed,
 		// Beside the stack's samplers and the relay's profiles, its own
 		// metrics: streams, requests in flight, database connections, Go heap.
 		Samplers: relayMetrics(stack), Params: k.Params(),
