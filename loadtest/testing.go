@@ -65,7 +65,7 @@ func Test(t testing.TB, s Scenario) *Result {
 		}
 		s.SeriesEvery = every
 	}
-	resultPath, goldenPath, err := files.ResultPaths(t.Name())
+	resultPath, baselinePath, err := files.ResultPaths(t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,16 +142,16 @@ func Test(t testing.TB, s Scenario) *Result {
 		}
 	}
 	if *update {
-		updateBaseline(t, goldenPath, all)
+		updateBaseline(t, baselinePath, all)
 	}
-	cmp, err := CompareWithBaseline(res, goldenPath)
+	cmp, err := CompareWithBaseline(res, baselinePath)
 	if err != nil {
 		t.Errorf("baseline: %v", err)
 	} else {
 		res.Baseline = cmp
 		switch {
 		case cmp.Missing:
-			t.Logf("no baseline at %s; record one with -loadtest.update", goldenPath)
+			t.Logf("no baseline at %s; record one with -loadtest.update", baselinePath)
 		case cmp.Skipped != "":
 			t.Logf("baseline comparison skipped: %s", cmp.Skipped)
 		}

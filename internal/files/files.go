@@ -61,13 +61,13 @@ func ModuleRoot() (string, error) {
 // LOADTEST_RESULTS_DIR and LOADTEST_GOLDEN_DIR when set. A test without
 // subtests uses "run" as its file name. A -short run is another experiment
 // than a full one: its files end in ".short.json".
-func ResultPaths(name string) (result, golden string, err error) {
+func ResultPaths(name string) (result, baseline string, err error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", "", fmt.Errorf("loadtest: no go.mod above the working directory to anchor testdata/: %w", err)
 	}
 	resDir := envOr("LOADTEST_RESULTS_DIR", filepath.Join(root, "testdata", "results"))
-	goldDir := envOr("LOADTEST_GOLDEN_DIR", filepath.Join(root, "testdata", "golden"))
+	baselineDir := envOr("LOADTEST_GOLDEN_DIR", filepath.Join(root, "testdata", "golden"))
 	test, sub, ok := strings.Cut(name, "/")
 	if !ok {
 		sub = "run"
@@ -77,7 +77,7 @@ func ResultPaths(name string) (result, golden string, err error) {
 		rel += ".short"
 	}
 	rel += ".json"
-	return filepath.Join(resDir, rel), filepath.Join(goldDir, rel), nil
+	return filepath.Join(resDir, rel), filepath.Join(baselineDir, rel), nil
 }
 
 // LogDir returns where the components' logs of the test named name go:
