@@ -27,10 +27,6 @@ type Check interface {
 	String() string
 }
 
-// ErrInsufficientData marks the error of a check that could not judge a
-// step because the step measured too little: the step is invalid.
-var ErrInsufficientData = errors.New("too little data to judge")
-
 // Latency checks that Kind's latency at Percentile stays below Bound. A step
 // without a single successful answer of the kind violates it; a step with
 // fewer than MinSamples answers is invalid (a percentile of a handful of

@@ -6,10 +6,6 @@ import (
 	"github.com/headroom-dev/headroom/internal/interrupt"
 )
 
-// ErrInterrupted is the cause of the context [Interrupted] returns once the
-// process received SIGINT or SIGTERM.
-var ErrInterrupted = interrupt.ErrInterrupted
-
 // Interrupted returns a process-wide context that is cancelled, with a
 // cause wrapping [ErrInterrupted], when the process first receives SIGINT
 // or SIGTERM. The first call installs the handler; from then on an

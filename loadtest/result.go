@@ -16,6 +16,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/internal/format"
+	"github.com/headroom-dev/headroom/internal/interrupt"
 )
 
 // SchemaVersion is the version of the result file format. It changes when a
@@ -267,7 +268,8 @@ func (res *Result) boundReason() string {
 	return top + "; nothing near a limit"
 }
 
-// The classes of what [Result.Err] reports; test them with errors.Is.
+// The classes of what [Result.Err] reports, and the marks a check, a
+// sampler or an interrupt puts on its error; test them with errors.Is.
 var (
 	// ErrBreach: a step violated a check, or no step passed.
 	ErrBreach = errors.New("SLO breach")
@@ -284,6 +286,18 @@ var (
 	// the step fails, and harness troubles that follow do not make it
 	// invalid (StepResult.Down).
 	ErrSystemDown = errors.New("system under test down")
+	// ErrInsufficientData marks the error of a check that could not judge
+	// a step because the step measured too little: the step is invalid.
+	ErrInsufficientData = errors.New("too little data to judge")
+	// ErrHarness marks a sampler's error as a fault of the harness, not of
+	// the system under test: a proxy of the harness exited, a port stopped
+	// accepting. A step whose hold saw one is invalid, with the error as
+	// its reason — wrap it: fmt.Errorf("%w: docker-proxy of caddy exited",
+	// ErrHarness).
+	ErrHarness = errors.New("harness fault")
+	// ErrInterrupted is the cause of the context [Interrupted] returns
+	// once the process received SIGINT or SIGTERM.
+	ErrInterrupted = interrupt.ErrInterrupted
 )
 
 // verdictError is one line of Result.Err, of one class.

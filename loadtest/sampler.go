@@ -34,12 +34,6 @@ type Measurement struct {
 	Harness bool
 }
 
-// ErrHarness marks a sampler's error as a fault of the harness, not of the
-// system under test: a proxy of the harness exited, a port stopped
-// accepting. A step whose hold saw one is invalid, with the error as its
-// reason — wrap it: fmt.Errorf("%w: docker-proxy of caddy exited", ErrHarness).
-var ErrHarness = errors.New("harness fault")
-
 // Sampler is anything measured periodically into named series: container
 // CPU and memory, database connections, the generator's own process. A run
 // calls Sample every sampling interval (5 s by default) from one goroutine
