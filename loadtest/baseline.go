@@ -279,7 +279,7 @@ type Comparison struct {
 // alone); an outcome rate when its rise is beyond three standard errors.
 func (b *Baseline) Compare(res *Result) *Comparison {
 	c := &Comparison{}
-	if b.Plan.Kind != "" && !reflect.DeepEqual(b.Plan, res.Plan) {
+	if b.Plan.Type != "" && !reflect.DeepEqual(b.Plan, res.Plan) {
 		c.Skipped = "the plan differs from the baseline's; record a baseline for this plan with -loadtest.update"
 		return c
 	}

@@ -26,7 +26,7 @@ func syntheticN(n int, seed uint64, levels []float64, scale []float64, errRate f
 // syntheticDist is syntheticN with latencies of 10 ms × scale × draw(r).
 func syntheticDist(n int, seed uint64, levels []float64, scale []float64, errRate float64, capacity float64, env Environment, draw func(*rand.Rand) float64) *Result {
 	res := &Result{Schema: SchemaVersion, Scenario: "TestX/sub", Environment: env, Capacity: capacity, Verdict: Pass, Model: "arrivals",
-		Plan: PlanInfo{Kind: "ladder"}}
+		Plan: PlanInfo{Type: "ladder"}}
 	r := rand.New(rand.NewPCG(seed, 2))
 	for i, lvl := range levels {
 		ks := newKindStats()
@@ -83,7 +83,7 @@ func TestBaselineComparison(t *testing.T) {
 		// Another plan: not compared.
 		{"other plan", func() *Result {
 			r := synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env)
-			r.Plan = PlanInfo{Kind: "knee", Knee: &Knee{Start: 1}}
+			r.Plan = PlanInfo{Type: "knee", Knee: &Knee{Start: 1}}
 			return r
 		}(), nil, "the plan differs", ""},
 		// Another host of the same class: latency three times slower is
@@ -172,7 +172,7 @@ func TestNewBaselineRefusesMixedRuns(t *testing.T) {
 		// Another scenario.
 		{"scenario", func(r *Result) { r.Scenario = "TestY" }, `run 2 is of scenario "TestY"`},
 		// Another plan.
-		{"plan", func(r *Result) { r.Plan = PlanInfo{Kind: "knee"} }, "run 2 has another plan"},
+		{"plan", func(r *Result) { r.Plan = PlanInfo{Type: "knee"} }, "run 2 has another plan"},
 		// Another machine class.
 		{"class", func(r *Result) { r.Environment.Cores = 64 }, "another environment class"},
 		// A -short run with a full one.

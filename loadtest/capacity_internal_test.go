@@ -49,7 +49,7 @@ func TestCapacityTextClaimsOnlyWhatWasMeasured(t *testing.T) {
 			assert.Contains(t, tc.res.Markdown(), "capacity **"+tc.want+"**")
 		})
 	}
-	knee := &Result{Model: "arrivals", Plan: PlanInfo{Kind: "knee"}, Steps: []*StepResult{{Step: Step{Level: 1000}, Verdict: Pass}}}
+	knee := &Result{Model: "arrivals", Plan: PlanInfo{Type: "knee"}, Steps: []*StepResult{{Step: Step{Level: 1000}, Verdict: Pass}}}
 	knee.summarise()
 	assert.Equal(t, "≥ 1,000 arrivals/s (the search's maximum; nothing near a limit)", knee.CapacityText())
 }

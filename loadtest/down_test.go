@@ -43,7 +43,7 @@ func TestTargetDownIsABreachNotInvalid(t *testing.T) {
 			assert.Equal(t, tc.verdict, s.Verdict)
 			assert.Equal(t, tc.verdict == loadtest.Fail, s.Down)
 			assert.Equal(t, harness, s.Self.Reasons, "kept on record")
-			res := &loadtest.Result{Plan: loadtest.PlanInfo{Kind: "ladder"}, Steps: []*loadtest.StepResult{s}}
+			res := &loadtest.Result{Plan: loadtest.PlanInfo{Type: "ladder"}, Steps: []*loadtest.StepResult{s}}
 			res.Decide()
 			err := res.Err()
 			assert.Equal(t, tc.verdict == loadtest.Invalid, errors.Is(err, loadtest.ErrInvalid), "%v", err)
@@ -65,7 +65,7 @@ func TestTargetDownIsTheCeiling(t *testing.T) {
 	loadtest.Judge([]loadtest.Check{downCheck{errors.New("failures of call < 0.5%: no successful call")}, downCheck{oom}}, died)
 	assert.Equal(t, loadtest.Fail, died.Verdict)
 	assert.Equal(t, oom.Error(), died.Violations[0])
-	res := &loadtest.Result{Plan: loadtest.PlanInfo{Kind: "ladder"}, Steps: []*loadtest.StepResult{pass, died}}
+	res := &loadtest.Result{Plan: loadtest.PlanInfo{Type: "ladder"}, Steps: []*loadtest.StepResult{pass, died}}
 	res.Decide()
 	assert.Equal(t, "The target gave out: at 2,813, "+oom.Error()+".", res.Ceiling())
 	assert.Contains(t, res.Markdown(), "breach — "+oom.Error())

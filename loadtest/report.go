@@ -102,7 +102,7 @@ func (res *Result) Markdown() string {
 				format.Latency(k.Latency.P50), format.Latency(k.Latency.P95), format.Latency(k.Latency.P99), format.Latency(k.Latency.P999), format.Latency(k.Latency.Max), formatOutcomes(k))
 		}
 	}
-	if res.Plan.Kind == "knee" {
+	if res.Plan.Type == "knee" {
 		res.kneeSection(p, unit, primary, comps)
 	}
 	if len(res.Findings) > 0 {

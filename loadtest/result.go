@@ -141,8 +141,8 @@ func (f Finding) String() string {
 
 // PlanInfo describes a run's plan in its result.
 type PlanInfo struct {
-	// Kind is "ladder" or "knee".
-	Kind string `json:"kind"`
+	// Type is "ladder" or "knee".
+	Type string `json:"kind"`
 	// Steps are a ladder's steps.
 	Steps []Step `json:"steps,omitempty"`
 	// Knee is a knee search's parameters.
@@ -152,15 +152,15 @@ type PlanInfo struct {
 func describePlan(p Plan) PlanInfo {
 	switch p := p.(type) {
 	case Ladder:
-		return PlanInfo{Kind: "ladder", Steps: p.Steps}
+		return PlanInfo{Type: "ladder", Steps: p.Steps}
 	case *Ladder:
-		return PlanInfo{Kind: "ladder", Steps: p.Steps}
+		return PlanInfo{Type: "ladder", Steps: p.Steps}
 	case Knee:
-		return PlanInfo{Kind: "knee", Knee: &p}
+		return PlanInfo{Type: "knee", Knee: &p}
 	case *Knee:
-		return PlanInfo{Kind: "knee", Knee: p}
+		return PlanInfo{Type: "knee", Knee: p}
 	}
-	return PlanInfo{Kind: fmt.Sprintf("%T", p)}
+	return PlanInfo{Type: fmt.Sprintf("%T", p)}
 }
 
 // Decide decides Capacity, FirstFailure and Verdict from the steps, as
@@ -207,7 +207,7 @@ func (res *Result) summarise() {
 		res.Verdict = Incomplete
 	case slices.Contains(verdicts, Invalid):
 		res.Verdict = Invalid
-	case res.Plan.Kind == "knee" && res.Capacity > 0:
+	case res.Plan.Type == "knee" && res.Capacity > 0:
 		// A knee search fails probes on purpose: the lowest failure
 		// brackets the knee. It passes when it found a level that held.
 		res.Verdict = Pass
@@ -257,7 +257,7 @@ func (res *Result) boundReason() string {
 		return "the run was interrupted"
 	}
 	top := "the ladder's top"
-	if res.Plan.Kind == "knee" {
+	if res.Plan.Type == "knee" {
 		top = "the search's maximum"
 	}
 	for _, s := range slices.Backward(res.Steps) {
@@ -323,7 +323,7 @@ func (res *Result) Err() error {
 	}
 	// A knee search's failing probes bracket the knee: they are its
 	// finding, not a breach, once a lower level held.
-	knee := res.Plan.Kind == "knee" && res.Capacity > 0
+	knee := res.Plan.Type == "knee" && res.Capacity > 0
 	failed := false
 	for _, s := range res.Steps {
 		at := fmt.Sprintf("step %d (level %g)", s.Index+1, s.Step.Level)

@@ -106,7 +106,7 @@ func (s Shard) validate(w Workload, p Plan) error {
 		errs = append(errs, fmt.Errorf("scenario: the workload %T cannot be sharded; use loadtest.Arrivals or loadtest.Users", w))
 	}
 	if p != nil && ladderSteps(p) == nil {
-		errs = append(errs, fmt.Errorf("scenario: a sharded run needs a Ladder, not %s: a knee search decides each step from the merged step before, which would need a coordinator between steps; find the knee's region on one machine, then run a Ladder around it with shards", describePlan(p).Kind))
+		errs = append(errs, fmt.Errorf("scenario: a sharded run needs a Ladder, not %s: a knee search decides each step from the merged step before, which would need a coordinator between steps; find the knee's region on one machine, then run a Ladder around it with shards", describePlan(p).Type))
 	}
 	return errors.Join(errs...)
 }

@@ -22,7 +22,7 @@ func writeResult(t *testing.T, dir, name, start string, capacity float64, change
 	begin, err := time.Parse("2006-01-02 15:04", start)
 	require.NoError(t, err)
 	res := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "TestLoad_Smoke", Model: "users",
-		Plan:   loadtest.PlanInfo{Kind: "ladder", Steps: []loadtest.Step{{Level: 400, Hold: time.Second}, {Level: 800, Hold: time.Second}}},
+		Plan:   loadtest.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 400, Hold: time.Second}, {Level: 800, Hold: time.Second}}},
 		Params: map[string]string{"USERS": "400,800", "GAP": "90s"}, Start: begin, End: begin.Add(time.Minute),
 		// Commits no repository holds: no subject.
 		Provenance:  loadtest.Provenance{Commit: strings.Repeat(name[:1], 40), Command: "go test -tags load -run TestLoad_Smoke ./loadtest/scenarios"},

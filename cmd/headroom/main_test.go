@@ -86,7 +86,7 @@ func TestRunRefusesRemoteTargets(t *testing.T) {
 // compare refuses results that do not compare, with exit status 2.
 func TestCompareRefusesMismatchedResults(t *testing.T) {
 	dir := t.TempDir()
-	res := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "TestA", Plan: loadtest.PlanInfo{Kind: "ladder", Steps: []loadtest.Step{{Level: 10, Hold: time.Second}}},
+	res := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "TestA", Plan: loadtest.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 10, Hold: time.Second}}},
 		Environment: loadtest.Environment{CPUModel: "x", Cores: 2}, Capacity: 10, Verdict: loadtest.Pass}
 	write := func(name string, change func(r *loadtest.Result)) string {
 		r := *res

@@ -159,14 +159,14 @@ func readBase(path string, tol loadtest.Tolerances) (*loadtest.Baseline, error) 
 }
 
 func describePlan(p loadtest.PlanInfo) string {
-	if p.Kind == "ladder" {
+	if p.Type == "ladder" {
 		var levels []string
 		for _, s := range p.Steps {
 			levels = append(levels, fmt.Sprintf("%g", s.Level))
 		}
 		return "ladder " + strings.Join(levels, ",")
 	}
-	return p.Kind
+	return p.Type
 }
 
 // historyUsage is the history command's help.

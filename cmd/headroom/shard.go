@@ -145,8 +145,8 @@ func mergeCmd(args []string, stdout io.Writer) error {
 // its checks from the params the run recorded, its ladder from the plan.
 func cliScenario(res *loadtest.Result) (loadtest.Scenario, error) {
 	p := res.Params
-	if res.Plan.Kind != "ladder" {
-		return loadtest.Scenario{}, fmt.Errorf("the shards ran a %s plan; sharded runs are ladders", res.Plan.Kind)
+	if res.Plan.Type != "ladder" {
+		return loadtest.Scenario{}, fmt.Errorf("the shards ran a %s plan; sharded runs are ladders", res.Plan.Type)
 	}
 	p95, err1 := time.ParseDuration(p["p95"])
 	p99, err2 := time.ParseDuration(p["p99"])

@@ -173,7 +173,7 @@ func RowFromResult(res *loadtest.Result, note string) Row {
 		Dirty:        res.Provenance.Dirty,
 		Model:        res.Model,
 		Unit:         unitOf(res),
-		Plan:         res.Plan.Kind,
+		Plan:         res.Plan.Type,
 		PlanKey:      planKey(res.Plan),
 		Capacity:     res.Capacity,
 		FirstFailure: res.FirstFailure,
@@ -239,13 +239,13 @@ func lowerBound(res *loadtest.Result) bool {
 	if res.Capacity <= 0 {
 		return false
 	}
-	return res.CapacityLowerBound || res.FirstFailure == 0 || res.Plan.Kind == "knee" && strings.Contains(res.Conclusion, kneeNoBreach)
+	return res.CapacityLowerBound || res.FirstFailure == 0 || res.Plan.Type == "knee" && strings.Contains(res.Conclusion, kneeNoBreach)
 }
 
 // planKey describes what of plan p decides the figure.
 func planKey(p loadtest.PlanInfo) string {
 	switch {
-	case p.Kind == "ladder":
+	case p.Type == "ladder":
 		var levels, each []string
 		uniform := true
 		for i, s := range p.Steps {
@@ -262,7 +262,7 @@ func planKey(p loadtest.PlanInfo) string {
 			return fmt.Sprintf("ladder %s %s", strings.Join(levels, ","), stepShape(p.Steps[0]))
 		}
 		return "ladder " + strings.Join(each, ", ")
-	case p.Kind == "knee" && p.Knee != nil:
+	case p.Type == "knee" && p.Knee != nil:
 		k := *p.Knee
 		// The defaults of loadtest.Knee.
 		if k.Precision == 0 {
@@ -273,7 +273,7 @@ func planKey(p loadtest.PlanInfo) string {
 		}
 		return fmt.Sprintf("knee ±%g%% (ramp %v, hold %v, %d trial(s))", k.Precision*100, k.Ramp, k.Hold, k.Trials)
 	}
-	return p.Kind
+	return p.Type
 }
 
 func stepShape(s loadtest.Step) string {

@@ -184,7 +184,7 @@ func TestHistory_Markdown_ScenariosAndUnits(t *testing.T) {
 
 func result(change func(r *loadtest.Result)) *loadtest.Result {
 	r := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "TestKnee", Model: "users", Checks: []string{"no component stopped unexpectedly"},
-		Plan:   loadtest.PlanInfo{Kind: "knee", Knee: &loadtest.Knee{Start: 100, Factor: 2, Max: 1000, Hold: 5 * time.Second}},
+		Plan:   loadtest.PlanInfo{Type: "knee", Knee: &loadtest.Knee{Start: 100, Factor: 2, Max: 1000, Hold: 5 * time.Second}},
 		Params: map[string]string{"SUBSCRIBERS": "200"}, Start: at("2026-07-22 09:30").In(time.FixedZone("CEST", 7200)),
 		Provenance:  loadtest.Provenance{Commit: "0123456789abcdef", Dirty: true, Command: "go test -tags load -run TestKnee ./loadtest/scenarios"},
 		Environment: loadtest.Environment{Class: classA}, Capacity: 1000, Verdict: loadtest.Pass,
@@ -218,7 +218,7 @@ func TestHistory_RowFromResult(t *testing.T) {
 	// A ladder whose every step passed: at least its top level.
 	ladder := history.RowFromResult(result(func(r *loadtest.Result) {
 		r.Model, r.Conclusion = "arrivals", "ran 2 of 2 steps"
-		r.Plan = loadtest.PlanInfo{Kind: "ladder", Steps: []loadtest.Step{{Level: 500, Hold: time.Second}, {Level: 1000, Ramp: time.Second, Hold: time.Second}}}
+		r.Plan = loadtest.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 500, Hold: time.Second}, {Level: 1000, Ramp: time.Second, Hold: time.Second}}}
 	}), "")
 	assert.True(t, ladder.LowerBound)
 	assert.Equal(t, "arrivals/s", ladder.Unit)

@@ -50,7 +50,7 @@ func fixture(t testing.TB) *loadtest.Result {
 	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	res := &loadtest.Result{
 		Schema: loadtest.SchemaVersion, Scenario: "TestLoad_Fixture/users=40", Model: "users",
-		Plan: loadtest.PlanInfo{Kind: "ladder", Steps: []loadtest.Step{
+		Plan: loadtest.PlanInfo{Type: "ladder", Steps: []loadtest.Step{
 			{Level: 10, Ramp: 2 * time.Second, Hold: 10 * time.Second},
 			{Level: 20, Ramp: 2 * time.Second, Hold: 10 * time.Second},
 			{Level: 40, Ramp: 2 * time.Second, Hold: 10 * time.Second},

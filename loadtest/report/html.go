@@ -171,7 +171,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 	}
 	v.Headline = h
 	v.Conclusion = res.Conclusion
-	if res.Plan.Kind == "knee" || res.Verdict != loadtest.Pass {
+	if res.Plan.Type == "knee" || res.Verdict != loadtest.Pass {
 		v.Ceiling = res.Ceiling()
 	}
 	dirty := ""
@@ -406,7 +406,7 @@ func checkCell(c string, s *loadtest.StepResult) cell {
 
 func describePlan(p loadtest.PlanInfo) string {
 	switch {
-	case p.Kind == "ladder":
+	case p.Type == "ladder":
 		var lv []string
 		for _, s := range p.Steps {
 			lv = append(lv, format.Level(s.Level))
@@ -416,11 +416,11 @@ func describePlan(p loadtest.PlanInfo) string {
 			hold = fmt.Sprintf(", ramp %v, hold %v", p.Steps[0].Ramp, p.Steps[0].Hold)
 		}
 		return fmt.Sprintf("ladder %s%s", strings.Join(lv, ", "), hold)
-	case p.Kind == "knee" && p.Knee != nil:
+	case p.Type == "knee" && p.Knee != nil:
 		k := p.Knee
 		return fmt.Sprintf("knee search from %s by ×%g up to %s, ramp %v, hold %v", format.Level(k.Start), k.Factor, format.Level(k.Max), k.Ramp, k.Hold)
 	}
-	return p.Kind
+	return p.Type
 }
 
 // components lists the sampled components other than the generator, in

@@ -56,7 +56,7 @@ func FindResults(dir string) ([]Entry, error) {
 			return nil
 		}
 		res, err := loadtest.ReadResult(p)
-		if err != nil || res.Scenario == "" || res.Plan.Kind == "" || res.Schema == 0 {
+		if err != nil || res.Scenario == "" || res.Plan.Type == "" || res.Schema == 0 {
 			return nil // not a result (a study, a baseline, another file)
 		}
 		rel, err := filepath.Rel(dir, p)

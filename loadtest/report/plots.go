@@ -96,7 +96,7 @@ func figures(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	}
 	one(LatencyPlot(res, kind))
 	one(ThroughputPlot(res))
-	if res.Plan.Kind == "knee" {
+	if res.Plan.Type == "knee" {
 		one(KneePlot(res))
 	}
 	many(TimelinePlots(res, kind))
@@ -297,7 +297,7 @@ func ThroughputPlot(res *loadtest.Result) (*Figure, string) {
 // probe's level marked pass, fail or invalid, the capacity and first
 // failure as horizontal lines.
 func KneePlot(res *loadtest.Result) (*Figure, string) {
-	if res.Plan.Kind != "knee" {
+	if res.Plan.Type != "knee" {
 		return nil, ""
 	}
 	var path plotter.XYs

@@ -187,7 +187,7 @@ func TestFiguresHaveLabelledAxes(t *testing.T) {
 
 func TestKneePlot(t *testing.T) {
 	res := fixture(t)
-	res.Plan = loadtest.PlanInfo{Kind: "knee", Knee: &loadtest.Knee{Start: 10, Factor: 2, Max: 80}}
+	res.Plan = loadtest.PlanInfo{Type: "knee", Knee: &loadtest.Knee{Start: 10, Factor: 2, Max: 80}}
 	res.Steps[1].Verdict = loadtest.Invalid
 	res.Steps[1].Unjudged = []string{"p99 of tools/call < 1s: too little data to judge: 12 answered tools/call"}
 	// Probes out of level order: 10, 40, 20.
@@ -242,7 +242,7 @@ func TestOldResultWithoutTimelineRenders(t *testing.T) {
 
 func TestIncompleteResultRenders(t *testing.T) {
 	// What loadtest.Test writes before the first step: no step, no timeline.
-	res := &loadtest.Result{Schema: 2, Scenario: "TestLoad_Stub", Model: "arrivals", Plan: loadtest.PlanInfo{Kind: "ladder"},
+	res := &loadtest.Result{Schema: 2, Scenario: "TestLoad_Stub", Model: "arrivals", Plan: loadtest.PlanInfo{Type: "ladder"},
 		Verdict: loadtest.Incomplete, Partial: true, Start: time.Now(), End: time.Now(),
 		Conclusion: "the run had not finished its first step when this was written"}
 	page, err := HTML(res, filepath.Join(t.TempDir(), "stub.json"))

@@ -163,7 +163,7 @@ func JUnit(results ...*loadtest.Result) ([]byte, error) {
 		if !res.Start.IsZero() {
 			suite.Timestamp = res.Start.UTC().Format(time.RFC3339)
 		}
-		knee := res.Plan.Kind == "knee" && res.Capacity > 0
+		knee := res.Plan.Type == "knee" && res.Capacity > 0
 		for _, st := range res.Steps {
 			c := junitCase{Name: fmt.Sprintf("step %d (level %s %s)", st.Index+1, format.Level(st.Step.Level), levelUnit(res)),
 				Classname: res.Scenario, Time: secs(st.Seconds()), SystemOut: st.String()}
