@@ -27,6 +27,16 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the headroom binary the tests built, so that no run of
+// them leaves it behind in the temporary directory.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
 // headroomBinary builds the headroom command once per test binary.
 func headroomBinary(t *testing.T) string {
 	t.Helper()
