@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest/dist"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Kind is one kind of request in an open-model mix.
@@ -107,12 +108,12 @@ const shortWait = time.Millisecond
 
 // Start implements Workload.
 func (a *Arrivals) Start(ctx context.Context, rec *Recorder, seed uint64) Driver {
-	return a.startShard(ctx, rec, seed, Shard{})
+	return a.startShard(ctx, rec, seed, result.Shard{})
 }
 
 // startShard starts the workload as one shard of the schedule: every shard
 // computes the whole schedule of the seed and dispatches its own slice.
-func (a *Arrivals) startShard(ctx context.Context, rec *Recorder, seed uint64, sh Shard) Driver {
+func (a *Arrivals) startShard(ctx context.Context, rec *Recorder, seed uint64, sh result.Shard) Driver {
 	env := runEnv{rec: rec, seed: seed}
 	d := &arrivals{
 		cfg:    *a,
@@ -250,7 +251,7 @@ type pacer struct {
 	rng     *rand.Rand
 	choice  dist.Choice[int]
 	poisson bool
-	shard   Shard
+	shard   result.Shard
 
 	next time.Time // the previous arrival's time
 	need float64   // work (in arrivals) until the next arrival
@@ -289,7 +290,7 @@ func later(a, b time.Time) time.Time {
 func (p *pacer) take(at time.Time) (mix int, own bool) {
 	p.next, p.need = at, p.gap()
 	mix = p.choice.Pick(p.rng)
-	own = p.shard.owns(p.n)
+	own = owns(p.shard, p.n)
 	p.n++
 	return mix, own
 }

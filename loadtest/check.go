@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/headroom-dev/headroom/internal/format"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Check is one service-level objective evaluated on every step. A check
@@ -136,7 +139,7 @@ func RateBelow(kind string, o Outcome, max float64) Check {
 }
 
 func (c Rate) String() string {
-	return fmt.Sprintf("%s rate of %s < %s", c.Outcome, kindOrAll(c.Kind), formatPct(c.Max))
+	return fmt.Sprintf("%s rate of %s < %s", c.Outcome, kindOrAll(c.Kind), format.Pct(c.Max))
 }
 
 // Validate implements Check.
@@ -177,7 +180,7 @@ func FailuresBelow(kind string, max float64, except ...Outcome) Check {
 }
 
 func (c Failures) String() string {
-	s := fmt.Sprintf("failures of %s < %s", kindOrAll(c.Kind), formatPct(c.Max))
+	s := fmt.Sprintf("failures of %s < %s", kindOrAll(c.Kind), format.Pct(c.Max))
 	if len(c.Except) > 0 {
 		names := make([]string, len(c.Except))
 		for i, o := range c.Except {
@@ -204,7 +207,7 @@ func (c Failures) Evaluate(s *StepResult) error {
 		return err
 	}
 	var n int64
-	for o := Outcome(1); int(o) < NumOutcomes; o++ {
+	for o := Outcome(1); int(o) < result.NumOutcomes; o++ {
 		if !slices.Contains(c.Except, o) {
 			n += t.counts[o]
 		}
@@ -254,7 +257,7 @@ func (c customCheck) Evaluate(s *StepResult) error {
 // tally is the outcome counts of the kinds a check looks at.
 type tally struct {
 	kind   string
-	counts [NumOutcomes]int64
+	counts [result.NumOutcomes]int64
 	total  int64
 }
 
@@ -281,7 +284,7 @@ func tallyOf(c Check, s *StepResult, kind string) (tally, error) {
 // max.
 func (t tally) below(c Check, max float64, n int64) error {
 	if r := float64(n) / float64(t.total); n > 0 && r >= max {
-		return fmt.Errorf("%s: measured %s (%d of %d)", c, formatPct(r), n, t.total)
+		return fmt.Errorf("%s: measured %s (%d of %d)", c, format.Pct(r), n, t.total)
 	}
 	return nil
 }
@@ -301,7 +304,7 @@ func (t tally) describe() string {
 }
 
 // noSuccess returns a violation when k has no successful answer.
-func noSuccess(c Check, kind string, k *KindResult) error {
+func noSuccess(c Check, kind string, k *result.KindResult) error {
 	if k != nil && k.Outcomes[OK] > 0 {
 		return nil
 	}
@@ -324,7 +327,7 @@ func validShare(c Check, v float64) error {
 
 func validOutcomes(c Check, os ...Outcome) error {
 	for _, o := range os {
-		if int(o) >= NumOutcomes {
+		if int(o) >= result.NumOutcomes {
 			return fmt.Errorf("check %q: unknown outcome %d", c, o)
 		}
 	}
@@ -362,8 +365,6 @@ func quoteAll(ss []string) []string {
 
 func formatPercentile(p float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", p), ".0") }
 
-func formatPct(f float64) string { return fmt.Sprintf("%.3g%%", f*100) }
-
 // Judge evaluates checks on a step measured elsewhere — such as a step
 // merged from shards — and sets its Violations, Unjudged and Verdict: invalid
 // when the generator check (Self.Reasons) or a check's data says so, fail
@@ -385,14 +386,14 @@ func Judge(checks []Check, s *StepResult) {
 	}
 	s.Violations = append(down, s.Violations...)
 	switch {
-	case s.Verdict == Incomplete:
+	case s.Verdict == result.Incomplete:
 	case s.Down:
-		s.Verdict = Fail // the harness's troubles after it are consequences
+		s.Verdict = result.Fail // the harness's troubles after it are consequences
 	case len(s.InvalidReasons()) > 0:
-		s.Verdict = Invalid
+		s.Verdict = result.Invalid
 	case len(s.Violations) > 0:
-		s.Verdict = Fail
+		s.Verdict = result.Fail
 	default:
-		s.Verdict = Pass
+		s.Verdict = result.Pass
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // answer returns a request function whose i-th call (from 0) ends in
@@ -59,37 +60,37 @@ func TestChecksFailForTheRightReason(t *testing.T) {
 		mix     []loadtest.Kind
 		check   loadtest.Check
 		level   float64
-		verdict loadtest.Verdict
+		verdict result.Verdict
 		want    string // in the violation or the invalid reason
 	}{
 		// p95 of 5 ms holds under 10 ms.
 		{"latency holds", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(always(loadtest.OK))}},
-			loadtest.LatencyBelow("get", 95, 10*time.Millisecond), level, loadtest.Pass, ""},
+			loadtest.LatencyBelow("get", 95, 10*time.Millisecond), level, result.Pass, ""},
 		// Every request is a 503: no latency can vouch for the kind.
 		{"latency, no success", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(always(loadtest.HTTP5xx))}},
-			loadtest.LatencyBelow("get", 95, 10*time.Millisecond), level, loadtest.Fail, "no successful get during the hold ("},
+			loadtest.LatencyBelow("get", 95, 10*time.Millisecond), level, result.Fail, "no successful get during the hold ("},
 		// 30 answers cannot give a p95: the step is invalid, not passed.
 		{"latency, too few samples", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(always(loadtest.OK))}},
-			loadtest.LatencyBelow("get", 95, 10*time.Millisecond), 3, loadtest.Invalid, "30 answered get, fewer than the 100 a p95 needs"},
+			loadtest.LatencyBelow("get", 95, 10*time.Millisecond), 3, result.Invalid, "30 answered get, fewer than the 100 a p95 needs"},
 		// ...unless the check says 30 are enough.
 		{"latency, MinSamples", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(always(loadtest.OK))}},
-			loadtest.Latency{Kind: "get", Percentile: 95, Bound: 10 * time.Millisecond, MinSamples: 30}, 3, loadtest.Pass, ""},
+			loadtest.Latency{Kind: "get", Percentile: 95, Bound: 10 * time.Millisecond, MinSamples: 30}, 3, result.Pass, ""},
 		// A kind the mix (almost) never picks: not a single request.
 		{"rate, no request", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(always(loadtest.OK))}, {Name: "rare", Weight: 1e-12, Do: answer(always(loadtest.OK))}},
-			loadtest.RateBelow("rare", loadtest.HTTP5xx, 0.01), level, loadtest.Fail, "no successful rare during the hold (none at all)"},
+			loadtest.RateBelow("rare", loadtest.HTTP5xx, 0.01), level, result.Fail, "no successful rare during the hold (none at all)"},
 		// 10% 5xx against a 5% bound.
 		{"rate", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(10, loadtest.HTTP5xx))}},
-			loadtest.RateBelow("get", loadtest.HTTP5xx, 0.05), level, loadtest.Fail, "http_5xx rate of get < 5%: measured 10% (100 of "},
+			loadtest.RateBelow("get", loadtest.HTTP5xx, 0.05), level, result.Fail, "http_5xx rate of get < 5%: measured 10% (100 of "},
 		// Every 10th request hangs until its 1 s deadline: timeouts count
 		// as failures.
 		{"failures count timeouts", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(10, loadtest.Timeout))}},
-			loadtest.FailuresBelow("get", 0.05), level, loadtest.Fail, "failures of get < 5%: measured 10% (100 of "},
+			loadtest.FailuresBelow("get", 0.05), level, result.Fail, "failures of get < 5%: measured 10% (100 of "},
 		// 8% tool errors are the upstream's, excluded by name.
 		{"failures except", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(12, loadtest.AppError))}},
-			loadtest.FailuresBelow("get", 0.05, loadtest.AppError), level, loadtest.Pass, ""},
+			loadtest.FailuresBelow("get", 0.05, loadtest.AppError), level, result.Pass, ""},
 		// ...and counted when not excluded.
 		{"failures app errors", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(12, loadtest.AppError))}},
-			loadtest.FailuresBelow("get", 0.05), level, loadtest.Fail, "failures of get < 5%: measured 8.4"},
+			loadtest.FailuresBelow("get", 0.05), level, result.Fail, "failures of get < 5%: measured 8.4"},
 	} {
 		t.Run("case="+strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -103,14 +104,14 @@ func TestChecksFailForTheRightReason(t *testing.T) {
 				require.Equal(t, tc.verdict, s.Verdict, "violations %q, unjudged %q", s.Violations, s.Unjudged)
 				err := res.Err()
 				switch tc.verdict {
-				case loadtest.Pass:
+				case result.Pass:
 					assert.NoError(t, err)
-				case loadtest.Fail:
+				case result.Fail:
 					require.Len(t, s.Violations, 1)
 					assert.Contains(t, s.Violations[0], tc.want)
 					assert.ErrorIs(t, err, loadtest.ErrBreach)
 					assert.ErrorContains(t, err, "no step passed")
-				case loadtest.Invalid:
+				case result.Invalid:
 					require.Len(t, s.Unjudged, 1)
 					assert.Contains(t, s.Unjudged[0], tc.want)
 					assert.ErrorIs(t, err, loadtest.ErrInvalid)
@@ -131,7 +132,7 @@ func TestFailuresCountDropped(t *testing.T) {
 			Checks: []loadtest.Check{loadtest.FailuresBelow("get", 0.01)},
 		})
 		s := res.Steps[0]
-		require.Equal(t, loadtest.Fail, s.Verdict)
+		require.Equal(t, result.Fail, s.Verdict)
 		assert.Contains(t, s.Violations[0], "failures of get < 1%: measured")
 		assert.Positive(t, s.Kind("get").Outcomes[loadtest.Dropped])
 	})
@@ -161,7 +162,7 @@ func TestRateOfAllRequestsLeavesObservedKindsOut(t *testing.T) {
 		})
 		s := res.Steps[0]
 		assert.True(t, s.Kind("fanout").Observed)
-		require.Equal(t, loadtest.Fail, s.Verdict, "10% of requests failed; counting fan-out samples would make it 0.9%%")
+		require.Equal(t, result.Fail, s.Verdict, "10% of requests failed; counting fan-out samples would make it 0.9%%")
 		assert.Contains(t, s.Violations[0], "http_5xx rate of all requests < 5%: measured ")
 		assert.InDelta(t, 0.1, float64(s.Count(loadtest.HTTP5xx))/float64(s.Kind("get").Total()), 0.002)
 	})
@@ -207,7 +208,7 @@ func TestLatencyOfAllRequests(t *testing.T) {
 		assert.Equal(t, s.Kind("fast").Answered()+s.Kind("slow").Answered(), all.Answered())
 		assert.Less(t, all.Latency.P50, 20*time.Millisecond)
 		assert.GreaterOrEqual(t, all.Latency.P99, 500*time.Millisecond)
-		require.Equal(t, loadtest.Fail, s.Verdict)
+		require.Equal(t, result.Fail, s.Verdict)
 		require.Len(t, s.Violations, 3, "p50 and failures of all requests hold; p99 of all, p50 of slow and the ok rate of all break: %q", s.Violations)
 		assert.Contains(t, s.Violations[0], "p99 of all requests < 100ms: measured 5")
 		assert.Contains(t, s.Violations[1], "p50 of slow < 100ms")
@@ -244,7 +245,7 @@ func TestStarvedTargetFailsNamingTheComponent(t *testing.T) {
 			Drain:    time.Second,
 		})
 		require.Len(t, res.Steps, 1, "the ladder stops at the first failure")
-		assert.Equal(t, loadtest.Fail, res.Verdict)
+		assert.Equal(t, result.Fail, res.Verdict)
 		assert.Zero(t, res.Capacity)
 		err := res.Err()
 		require.ErrorIs(t, err, loadtest.ErrBreach)
@@ -281,7 +282,7 @@ func TestHarnessFaultsMakeTheStepInvalid(t *testing.T) {
 			})
 			require.Len(t, res.Steps, 1)
 			s := res.Steps[0]
-			assert.Equal(t, loadtest.Invalid, s.Verdict)
+			assert.Equal(t, result.Invalid, s.Verdict)
 			assert.Contains(t, s.Self.Reasons, "harness fault: the proxy of caddy's published port exited")
 			assert.NotEmpty(t, s.Violations, "kept for the record")
 			assert.NotNil(t, s.Resource("docker-proxy", "memory"), "a failing sampler's measurements are kept")
@@ -299,7 +300,7 @@ func TestHarnessFaultsMakeTheStepInvalid(t *testing.T) {
 				Samplers: []loadtest.Sampler{fakeSampler{loadtest.Measurement{Component: "docker-proxy", Metric: "files", Unit: "count", Value: 19500, Limit: 20000, Harness: true}}},
 			})
 			s := res.Steps[0]
-			assert.Equal(t, loadtest.Invalid, s.Verdict)
+			assert.Equal(t, result.Invalid, s.Verdict)
 			assert.Contains(t, s.Self.Reasons, "the harness, not the target, is near its limit: docker-proxy files: max 19500 of 20000 (98%)")
 			assert.Empty(t, s.Saturated, "the system under test was not")
 			assert.NotErrorIs(t, res.Err(), loadtest.ErrBreach)
@@ -320,7 +321,7 @@ func TestQueuedRequestsMakeTheStepInvalid(t *testing.T) {
 			Checks: []loadtest.Check{loadtest.LatencyBelow("get", 95, 100*time.Millisecond)},
 		})
 		s := res.Steps[0]
-		require.Equal(t, loadtest.Invalid, s.Verdict)
+		require.Equal(t, result.Invalid, s.Verdict)
 		assert.Equal(t, 290*time.Millisecond, s.Self.QueuedP99.Round(10*time.Millisecond))
 		require.Len(t, s.Self.Reasons, 1)
 		assert.Contains(t, s.Self.Reasons[0], "requests waited inside the generator before they could be sent: p99 29")
@@ -360,10 +361,10 @@ func TestOnStepSeesEveryStep(t *testing.T) {
 		for i, r := range seen {
 			assert.Len(t, r.Steps, i+1)
 			assert.True(t, r.Partial)
-			assert.Equal(t, loadtest.Incomplete, r.Verdict)
+			assert.Equal(t, result.Incomplete, r.Verdict)
 			assert.ErrorIs(t, r.Err(), loadtest.ErrIncomplete)
 		}
-		assert.Equal(t, loadtest.Pass, res.Verdict)
+		assert.Equal(t, result.Pass, res.Verdict)
 		assert.NoError(t, res.Err())
 	})
 }
@@ -372,12 +373,12 @@ func TestOnStepSeesEveryStep(t *testing.T) {
 func TestErrJoinsEveryClass(t *testing.T) {
 	res := &loadtest.Result{
 		Steps: []*loadtest.StepResult{
-			{Index: 0, Step: loadtest.Step{Level: 10}, Verdict: loadtest.Pass},
-			{Index: 1, Step: loadtest.Step{Level: 20}, Verdict: loadtest.Fail, Violations: []string{"p95 of get < 1s: measured 2s"}},
-			{Index: 2, Step: loadtest.Step{Level: 30}, Verdict: loadtest.Invalid, Self: loadtest.SelfCheckResult{Reasons: []string{"the generator used 95% of its 2 cores"}}},
+			{Index: 0, Step: loadtest.Step{Level: 10}, Verdict: result.Pass},
+			{Index: 1, Step: loadtest.Step{Level: 20}, Verdict: result.Fail, Violations: []string{"p95 of get < 1s: measured 2s"}},
+			{Index: 2, Step: loadtest.Step{Level: 30}, Verdict: result.Invalid, Self: result.SelfCheckResult{Reasons: []string{"the generator used 95% of its 2 cores"}}},
 		},
-		Capacity: 10, Verdict: loadtest.Invalid,
-		Baseline: &loadtest.Comparison{Path: "golden.json", Regressions: []string{"capacity dropped to 10"}},
+		Capacity: 10, Verdict: result.Invalid,
+		Baseline: &result.Comparison{Path: "golden.json", Regressions: []string{"capacity dropped to 10"}},
 	}
 	err := res.Err()
 	for _, class := range []error{loadtest.ErrBreach, loadtest.ErrInvalid, loadtest.ErrRegression} {
@@ -388,6 +389,6 @@ func TestErrJoinsEveryClass(t *testing.T) {
 		"step 3 (level 30) is invalid: the generator used 95% of its 2 cores\n"+
 		"regression against golden.json: capacity dropped to 10", err.Error())
 	var nilErr error
-	assert.Equal(t, nilErr, (&loadtest.Result{Steps: res.Steps[:1], Capacity: 10, Verdict: loadtest.Pass}).Err())
-	assert.True(t, errors.Is((&loadtest.Result{Partial: true, Verdict: loadtest.Incomplete}).Err(), loadtest.ErrIncomplete))
+	assert.Equal(t, nilErr, (&loadtest.Result{Steps: res.Steps[:1], Capacity: 10, Verdict: result.Pass}).Err())
+	assert.True(t, errors.Is((&loadtest.Result{Partial: true, Verdict: result.Incomplete}).Err(), loadtest.ErrIncomplete))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // downCheck is a check that saw a component of the system stop.
@@ -28,26 +29,26 @@ func TestTargetDownIsABreachNotInvalid(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		err     error
-		verdict loadtest.Verdict
+		verdict result.Verdict
 	}{
 		// Killed by the OOM killer mid-hold: a breach.
-		{"died", oom, loadtest.Fail},
+		{"died", oom, result.Fail},
 		// A plain breach beside harness faults: the harness voids it.
-		{"breached", errors.New("p95 of call < 15s: measured 20s"), loadtest.Invalid},
+		{"breached", errors.New("p95 of call < 15s: measured 20s"), result.Invalid},
 		// Nothing violated, the harness faulted: invalid.
-		{"healthy", nil, loadtest.Invalid},
+		{"healthy", nil, result.Invalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &loadtest.StepResult{Step: loadtest.Step{Level: 4000}, Self: loadtest.SelfCheckResult{Reasons: harness}}
+			s := &loadtest.StepResult{Step: loadtest.Step{Level: 4000}, Self: result.SelfCheckResult{Reasons: harness}}
 			loadtest.Judge([]loadtest.Check{downCheck{tc.err}}, s)
 			assert.Equal(t, tc.verdict, s.Verdict)
-			assert.Equal(t, tc.verdict == loadtest.Fail, s.Down)
+			assert.Equal(t, tc.verdict == result.Fail, s.Down)
 			assert.Equal(t, harness, s.Self.Reasons, "kept on record")
-			res := &loadtest.Result{Plan: loadtest.PlanInfo{Type: "ladder"}, Steps: []*loadtest.StepResult{s}}
+			res := &loadtest.Result{Plan: result.PlanInfo{Type: "ladder"}, Steps: []*loadtest.StepResult{s}}
 			res.Decide()
 			err := res.Err()
-			assert.Equal(t, tc.verdict == loadtest.Invalid, errors.Is(err, loadtest.ErrInvalid), "%v", err)
-			assert.Equal(t, tc.verdict == loadtest.Fail, errors.Is(err, loadtest.ErrBreach), "%v", err)
+			assert.Equal(t, tc.verdict == result.Invalid, errors.Is(err, loadtest.ErrInvalid), "%v", err)
+			assert.Equal(t, tc.verdict == result.Fail, errors.Is(err, loadtest.ErrBreach), "%v", err)
 		})
 	}
 }
@@ -63,9 +64,9 @@ func TestTargetDownIsTheCeiling(t *testing.T) {
 	loadtest.Judge(nil, pass)
 	died := &loadtest.StepResult{Index: 1, Step: loadtest.Step{Level: 2813}}
 	loadtest.Judge([]loadtest.Check{downCheck{errors.New("failures of call < 0.5%: no successful call")}, downCheck{oom}}, died)
-	assert.Equal(t, loadtest.Fail, died.Verdict)
+	assert.Equal(t, result.Fail, died.Verdict)
 	assert.Equal(t, oom.Error(), died.Violations[0])
-	res := &loadtest.Result{Plan: loadtest.PlanInfo{Type: "ladder"}, Steps: []*loadtest.StepResult{pass, died}}
+	res := &loadtest.Result{Plan: result.PlanInfo{Type: "ladder"}, Steps: []*loadtest.StepResult{pass, died}}
 	res.Decide()
 	assert.Equal(t, "The target gave out: at 2,813, "+oom.Error()+".", res.Ceiling())
 	assert.Contains(t, res.Markdown(), "breach — "+oom.Error())

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // get returns a request function for a plain GET of url.
@@ -59,7 +60,7 @@ func TestEndToEndLadderPasses(t *testing.T) {
 	})
 	require.NoError(t, res.Err())
 	require.Len(t, res.Steps, 3)
-	assert.Equal(t, loadtest.Pass, res.Verdict, res.Invalid())
+	assert.Equal(t, result.Pass, res.Verdict, res.Invalid())
 	assert.Equal(t, 240.0, res.Capacity)
 	for _, s := range res.Steps {
 		assert.InEpsilon(t, s.Step.Level, s.Throughput, 0.1, "step %d throughput", s.Index)
@@ -96,7 +97,7 @@ func TestEndToEndTopStepFails(t *testing.T) {
 		Drain:  5 * time.Second,
 	})
 	require.Len(t, res.Steps, 3)
-	assert.Equal(t, []loadtest.Verdict{loadtest.Pass, loadtest.Pass, loadtest.Fail}, verdicts(res), res.Err())
+	assert.Equal(t, []result.Verdict{result.Pass, result.Pass, result.Fail}, verdicts(res), res.Err())
 	assert.Equal(t, 30.0, res.Capacity)
 	assert.ErrorContains(t, res.Err(), "step 3 (level 300): p95 of get < 200ms")
 }
@@ -143,9 +144,9 @@ func TestEndToEndSaturatedGeneratorIsInvalid(t *testing.T) {
 		Drain:    3 * time.Second,
 	})
 	s := res.Steps[0]
-	assert.Equal(t, loadtest.Invalid, s.Verdict, "self-check %+v", s.Self)
+	assert.Equal(t, result.Invalid, s.Verdict, "self-check %+v", s.Self)
 	assert.NotEmpty(t, s.Self.Reasons)
-	assert.Equal(t, loadtest.Invalid, res.Verdict)
+	assert.Equal(t, result.Invalid, res.Verdict)
 	assert.NotEmpty(t, res.Invalid())
 	assert.Equal(t, 0.0, res.Capacity, "an invalid step is no capacity")
 }

@@ -5,93 +5,17 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
-
-// System describes the system under test for a result: how it was run and
-// in what shape. Fixtures fill it (Stack.System); a scenario passes it in
-// Scenario.System.
-type System struct {
-	// Backend is how the stack ran: "docker", "local" or "external".
-	Backend string `json:"backend,omitempty"`
-	// Engine is the container engine's version, when there is one.
-	Engine string `json:"engine,omitempty"`
-	// CPUs is the target's CPU limit in cores; 0 when unlimited.
-	CPUs float64 `json:"cpus,omitempty"`
-	// Memory is the target's memory limit in bytes; 0 when unlimited.
-	Memory int64 `json:"memory,omitempty"`
-	// Components lists every component of the stack.
-	Components []Component `json:"components,omitempty"`
-}
-
-// The roles of a Component.
-const (
-	// RoleTarget is the service under test.
-	RoleTarget = "target"
-	// RoleService is another service of the system beside the target, such
-	// as a worker.
-	RoleService = "service"
-	// RoleDatabase is the database the target uses.
-	RoleDatabase = "database"
-	// RoleUpstream is a service the target calls, such as the mock upstream.
-	RoleUpstream = "upstream"
-	// RoleProxy is the proxy in front of the target, such as Caddy.
-	RoleProxy = "proxy"
-	// RolePooler is a connection pooler in front of the database, such as
-	// PgBouncer.
-	RolePooler = "pooler"
-)
-
-// Component is one part of the stack under test.
-type Component struct {
-	// Name is the component's name: "relay", "postgres", "caddy".
-	Name string `json:"name"`
-	// Role is what it is to the system: RoleTarget, RoleService,
-	// RoleDatabase, RoleUpstream, RoleProxy, RolePooler (stored as "kind").
-	Role string `json:"kind,omitempty"`
-	// Version is the component's version, when known.
-	Version string `json:"version,omitempty"`
-	// Image is the container image, and Digest its content digest.
-	Image  string `json:"image,omitempty"`
-	Digest string `json:"digest,omitempty"`
-	// Replicas is how many instances ran; 0 means one.
-	Replicas int `json:"replicas,omitempty"`
-}
-
-// Environment fingerprints where a result was measured. Its Class decides
-// which results are comparable.
-type Environment struct {
-	// CPUModel is the host CPU's model name.
-	CPUModel string `json:"cpu_model"`
-	// Cores is the number of logical CPUs of the host.
-	Cores int `json:"cores"`
-	// GOMAXPROCS is the generator's.
-	GOMAXPROCS int `json:"gomaxprocs"`
-	// Kernel is the kernel release; OS the distribution.
-	Kernel string `json:"kernel"`
-	OS     string `json:"os"`
-	// Memory is the host's total memory in bytes.
-	Memory int64 `json:"memory"`
-	// Go is the Go version the generator was built with.
-	Go string `json:"go"`
-	// Host identifies this machine since its last boot (a hash of its
-	// machine id, host name and boot id): latency compares only between
-	// results of one host.
-	Host string `json:"host,omitempty"`
-	// System is the system under test's shape.
-	System System `json:"system"`
-	// Class is derived from the CPU model, the cores, the backend and the
-	// target's limits: results compare only within one class.
-	Class string `json:"class"`
-}
 
 // fingerprint reads the host's facts and derives the class.
-func (t System) fingerprint() Environment {
-	e := Environment{
+func fingerprint(t result.System) result.Environment {
+	e := result.Environment{
 		CPUModel:   cpuModel(),
 		Cores:      runtime.NumCPU(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
@@ -102,40 +26,8 @@ func (t System) fingerprint() Environment {
 		Host:       hostID(),
 		System:     t,
 	}
-	e.Class = e.class()
+	e.Class = e.Classify()
 	return e
-}
-
-// classFields are the facts that decide comparability, by name.
-func (e Environment) classFields() [][2]string {
-	return [][2]string{
-		{"cpu_model", e.CPUModel},
-		{"cores", strconv.Itoa(e.Cores)},
-		{"backend", e.System.Backend},
-		{"target_cpus", strconv.FormatFloat(e.System.CPUs, 'g', -1, 64)},
-		{"target_memory", strconv.FormatInt(e.System.Memory, 10)},
-	}
-}
-
-func (e Environment) class() string {
-	var parts []string
-	for _, f := range e.classFields() {
-		parts = append(parts, f[0]+"="+f[1])
-	}
-	return strings.Join(parts, ";")
-}
-
-// ClassDiff returns, for each field that decides comparability and differs
-// between e and o, a line "field: e's value ≠ o's value".
-func (e Environment) ClassDiff(o Environment) []string {
-	var out []string
-	of := o.classFields()
-	for i, f := range e.classFields() {
-		if f[1] != of[i][1] {
-			out = append(out, fmt.Sprintf("%s: %q ≠ %q", f[0], f[1], of[i][1]))
-		}
-	}
-	return out
 }
 
 func cpuModel() string {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // The host checks itself too (principle 3). A step measured while other
@@ -81,7 +83,7 @@ func (h *hostSampler) Sample(_ context.Context, at time.Time) ([]Measurement, er
 // cores the hypervisor took and the cores busy with anything but the run's
 // own processes (the generator, and every component sampled in cores).
 // ok is false when the host was not measured.
-func hostLoad(rs []SeriesSummary) (steal, other float64, ok bool) {
+func hostLoad(rs []result.SeriesSummary) (steal, other float64, ok bool) {
 	var busy, run float64
 	for _, r := range rs {
 		switch {
@@ -98,7 +100,7 @@ func hostLoad(rs []SeriesSummary) (steal, other float64, ok bool) {
 
 // hostDoubts returns why the host casts a doubt on the step: steal or
 // other work beyond their bounds (fractions of the host's cores).
-func (c SelfCheck) hostDoubts(sc SelfCheckResult) []string {
+func (c SelfCheck) hostDoubts(sc result.SelfCheckResult) []string {
 	if sc.HostCores <= 0 {
 		return nil
 	}

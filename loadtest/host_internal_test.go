@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // The host's busy and stolen cores, averaged between samples, from its CPU
@@ -49,8 +51,8 @@ func TestHostSampler(t *testing.T) {
 // (the generator, the components) are no other work.
 func TestHostDoubts(t *testing.T) {
 	c := SelfCheck{}.withDefaults()
-	rs := func(busy, steal float64) []SeriesSummary {
-		return []SeriesSummary{
+	rs := func(busy, steal float64) []result.SeriesSummary {
+		return []result.SeriesSummary{
 			{Component: "host", Metric: "cpu_busy", Unit: "cores", Mean: busy},
 			{Component: "host", Metric: "cpu_steal", Unit: "cores", Mean: steal},
 			{Component: "generator", Metric: "cpu", Unit: "cores", Mean: 0.4},
@@ -73,7 +75,7 @@ func TestHostDoubts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			steal, other, ok := hostLoad(rs(tc.busy, tc.steal))
 			require.True(t, ok)
-			why := c.hostDoubts(SelfCheckResult{HostCores: 2, HostSteal: steal, HostOther: other})
+			why := c.hostDoubts(result.SelfCheckResult{HostCores: 2, HostSteal: steal, HostOther: other})
 			if tc.want == "" {
 				assert.Empty(t, why)
 			} else {
@@ -82,7 +84,7 @@ func TestHostDoubts(t *testing.T) {
 			}
 		})
 	}
-	assert.Empty(t, SelfCheck{MaxHostOther: -1, MaxHostSteal: -1}.withDefaults().hostDoubts(SelfCheckResult{HostCores: 2, HostSteal: 2, HostOther: 2}), "disabled")
+	assert.Empty(t, SelfCheck{MaxHostOther: -1, MaxHostSteal: -1}.withDefaults().hostDoubts(result.SelfCheckResult{HostCores: 2, HostSteal: 2, HostOther: 2}), "disabled")
 }
 
 // On a real host: half its cores spun by processes the run did not start
@@ -110,13 +112,13 @@ func TestHostBusyElsewhereVoidsABreachNotAPass(t *testing.T) {
 		return res.Steps[0]
 	}
 	breach := run(HTTP5xx)
-	assert.Equal(t, Invalid, breach.Verdict, "a breach on a busy host")
+	assert.Equal(t, result.Invalid, breach.Verdict, "a breach on a busy host")
 	assert.Contains(t, strings.Join(breach.InvalidReasons(), "\n"), "the host was busy with other work: processes outside the run used")
 	assert.NotEmpty(t, breach.Violations, "the breach is kept")
 	assert.Greater(t, breach.Self.HostOther, 0.4*float64(breach.Self.HostCores))
 
 	pass := run(OK)
-	assert.Equal(t, Pass, pass.Verdict, "a pass on a busy host stands")
+	assert.Equal(t, result.Pass, pass.Verdict, "a pass on a busy host stands")
 	require.NotEmpty(t, pass.Self.Doubts)
 	assert.Contains(t, pass.Self.Doubts[0], "processes outside the run used")
 	assert.Empty(t, pass.InvalidReasons())

@@ -6,6 +6,9 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/headroom-dev/headroom/internal/format"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Knee is a plan that searches for the highest passing level: "ramp until it
@@ -79,14 +82,14 @@ func (k Knee) Validate() error {
 	if !(k.Granularity > 0) {
 		bad("Granularity is %v; give a positive step, e.g. 1", k.Granularity)
 	}
-	errs = append(errs, Step{Level: k.Start, Ramp: k.Ramp, Hold: k.Hold}.validate("plan: knee probe"))
+	errs = append(errs, validateStep(Step{Level: k.Start, Ramp: k.Ramp, Hold: k.Hold}, "plan: knee probe"))
 	return errors.Join(errs...)
 }
 
 // kneeState is what the probes so far say.
 type kneeState struct {
 	levels  []float64 // in probe order, distinct
-	verdict map[float64]Verdict
+	verdict map[float64]result.Verdict
 	trials  map[float64]int
 	invalid *StepResult
 	pass    float64 // highest passing level below every failure
@@ -94,7 +97,7 @@ type kneeState struct {
 }
 
 func (k Knee) state(done []*StepResult) kneeState {
-	st := kneeState{verdict: map[float64]Verdict{}, trials: map[float64]int{}}
+	st := kneeState{verdict: map[float64]result.Verdict{}, trials: map[float64]int{}}
 	tally := map[float64][2]int{}
 	for _, s := range done {
 		l := s.Step.Level
@@ -104,9 +107,9 @@ func (k Knee) state(done []*StepResult) kneeState {
 		st.trials[l]++
 		t := tally[l]
 		switch s.Verdict {
-		case Pass:
+		case result.Pass:
 			t[0]++
-		case Fail:
+		case result.Fail:
 			t[1]++
 		default:
 			if st.invalid == nil {
@@ -117,16 +120,16 @@ func (k Knee) state(done []*StepResult) kneeState {
 	}
 	for l, t := range tally {
 		if t[0] > t[1] {
-			st.verdict[l] = Pass
+			st.verdict[l] = result.Pass
 		} else if t[1] > 0 {
-			st.verdict[l] = Fail
+			st.verdict[l] = result.Fail
 			if st.fail == 0 || l < st.fail {
 				st.fail = l
 			}
 		}
 	}
 	for l, v := range st.verdict {
-		if v == Pass && (st.fail == 0 || l < st.fail) && l > st.pass {
+		if v == result.Pass && (st.fail == 0 || l < st.fail) && l > st.pass {
 			st.pass = l
 		}
 	}
@@ -157,7 +160,7 @@ func (k Knee) decide(done []*StepResult) (float64, string) {
 	st := k.state(done)
 	if st.invalid != nil {
 		return 0, fmt.Sprintf("search stopped: the probe at %g was %s (%s); a knee beyond it would be the harness's, not the target's — mend that first (the reason says how), then search again",
-			st.invalid.Step.Level, st.invalid.Verdict, firstOr(st.invalid.InvalidReasons(), "interrupted"))
+			st.invalid.Step.Level, st.invalid.Verdict, format.FirstOr(st.invalid.InvalidReasons(), "interrupted"))
 	}
 	if n := len(st.levels); n > 0 {
 		last := st.levels[n-1]
@@ -202,16 +205,9 @@ func (k Knee) decide(done []*StepResult) (float64, string) {
 	return next, ""
 }
 
-func firstOr(ss []string, def string) string {
-	if len(ss) > 0 {
-		return ss[0]
-	}
-	return def
-}
-
 // Conclude says why the ladder stopped.
 func (l Ladder) Conclude(done []*StepResult) string {
-	if n := len(done); n > 0 && n < len(l.Steps) && done[n-1].Verdict != Pass {
+	if n := len(done); n > 0 && n < len(l.Steps) && done[n-1].Verdict != result.Pass {
 		return fmt.Sprintf("ladder stopped after step %d (level %g) was %s", n, done[n-1].Step.Level, done[n-1].Verdict)
 	}
 	return fmt.Sprintf("ran %d of %d steps", len(done), len(l.Steps))

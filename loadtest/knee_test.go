@@ -18,6 +18,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // queue is a synthetic system: one server that takes 1/capacity seconds
@@ -85,7 +86,7 @@ func TestKneeSearchFindsTheKnee(t *testing.T) {
 				assert.Contains(t, res.Conclusion, "knee between")
 				// The failing probes bracket the knee: the search's
 				// finding, not a breach.
-				assert.Equal(t, loadtest.Pass, res.Verdict)
+				assert.Equal(t, result.Pass, res.Verdict)
 				assert.NoError(t, res.Err())
 				md := res.Markdown()
 				assert.Contains(t, md, "## Knee")
@@ -120,7 +121,7 @@ func TestKneeSearchThatFindsNothingIsABreach(t *testing.T) {
 		res := run(t, kneeScenario(20, loadtest.Knee{Start: 400, Factor: 2, Max: 1000, Hold: 5 * time.Second, MaxProbes: 3}))
 		assert.Equal(t, []float64{400, 200, 100}, levels(res))
 		assert.Equal(t, 0.0, res.Capacity)
-		assert.Equal(t, loadtest.Fail, res.Verdict)
+		assert.Equal(t, result.Fail, res.Verdict)
 		err := res.Err()
 		require.ErrorIs(t, err, loadtest.ErrBreach)
 		assert.ErrorContains(t, err, "no step passed")
@@ -136,10 +137,10 @@ func TestKneeSearchStopsOnAnInvalidProbe(t *testing.T) {
 		s.SelfCheck.MaxCPU = 1e-12
 		res := run(t, s)
 		require.Len(t, res.Steps, 1)
-		assert.Equal(t, loadtest.Invalid, res.Steps[0].Verdict)
+		assert.Equal(t, result.Invalid, res.Steps[0].Verdict)
 		assert.Contains(t, res.Conclusion, "search stopped: the probe at 100 was invalid")
 		assert.Contains(t, res.Ceiling(), "No capacity found: the generator or the harness reached its limit first at 100 (the generator used")
-		assert.Equal(t, loadtest.Invalid, res.Verdict)
+		assert.Equal(t, result.Invalid, res.Verdict)
 	})
 }
 
@@ -182,13 +183,13 @@ func TestTestWritesResultAndReport(t *testing.T) {
 	resPath, _, err := files.ResultPaths(t.Name())
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "results", "TestTestWritesResultAndReport"), filepath.Dir(resPath))
-	got, err := loadtest.ReadResult(resPath)
+	got, err := result.ReadResult(resPath)
 	require.NoError(t, err)
 	assert.Equal(t, "TestTestWritesResultAndReport", got.Scenario)
 	assert.Equal(t, map[string]string{"RATE": "50"}, got.Params)
 	assert.Contains(t, got.Provenance.Command, "go test")
 	assert.NotEmpty(t, got.Environment.Class)
-	assert.Equal(t, loadtest.Pass, got.Verdict)
+	assert.Equal(t, result.Pass, got.Verdict)
 	assert.FileExists(t, strings.TrimSuffix(resPath, ".json")+".md")
 }
 
@@ -233,12 +234,12 @@ func TestCancelledRunResultIsPartial(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		path := filepath.Join(t.TempDir(), "r.json")
 		require.NoError(t, res.WriteFile(path))
-		got, err := loadtest.ReadResult(path)
+		got, err := result.ReadResult(path)
 		require.NoError(t, err)
 		assert.True(t, got.Partial)
 		assert.Contains(t, got.Conclusion, "interrupted")
 		require.Len(t, got.Steps, 2)
-		assert.Equal(t, loadtest.Incomplete, got.Steps[1].Verdict)
+		assert.Equal(t, result.Incomplete, got.Steps[1].Verdict)
 		assert.InDelta(t, 300, got.Steps[1].Kind("get").Total(), 5, "1.5 s of step 2 at 200/s was kept")
 	})
 }
@@ -296,7 +297,7 @@ func TestResetBeforeEveryProbe(t *testing.T) {
 		require.NotNil(t, res)
 		assert.Len(t, res.Steps, 1, "the first probe is kept")
 		assert.True(t, res.Partial)
-		assert.Equal(t, loadtest.Incomplete, res.Verdict)
+		assert.Equal(t, result.Incomplete, res.Verdict)
 		assert.Contains(t, res.Conclusion, "relay did not start")
 	})
 }
@@ -322,5 +323,35 @@ func TestFromZeroStartsUsersAnew(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		assert.Equal(t, 18, starts, "10 users, then 8 new ones")
+	})
+}
+
+// TestAnalyzeFindings: Scenario.Analyze's findings reach the result and
+// its report; a failed analysis is a finding naming the error.
+func TestAnalyzeFindings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := kneeScenario(100_000, loadtest.Knee{Start: 100, Factor: 2, Max: 200, Hold: 5 * time.Second})
+		s.SelfCheck.MaxCPU = -1
+		s.Analyze = func(res *loadtest.Result) ([]result.Finding, error) {
+			var xs, ys []float64
+			for _, st := range res.Steps {
+				xs = append(xs, st.Step.Level)
+				ys = append(ys, 1000+st.Step.Level*2048)
+			}
+			l, err := result.FitLine(xs, ys)
+			return []result.Finding{result.LineFinding("memory per user", "bytes", l)}, err
+		}
+		res, err := loadtest.Run(t.Context(), s)
+		require.NoError(t, err)
+		require.Len(t, res.Findings, 1)
+		assert.InDelta(t, 2048, res.Findings[0].Value, 1e-6)
+		assert.Contains(t, res.Markdown(), "## Findings\n\n- memory per user: 2KiB (no interval: too few points) — slope of a least-squares line over 2 points")
+
+		s.Plan = loadtest.Knee{Start: 100, Factor: 2, Max: 100, Hold: 5 * time.Second}
+		res, err = loadtest.Run(t.Context(), s)
+		require.NoError(t, err)
+		require.Len(t, res.Findings, 2)
+		assert.Equal(t, "analysis failed", res.Findings[1].Name)
+		assert.Contains(t, res.Markdown(), "- analysis failed: loadtest: FitLine needs at least two points")
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	units "github.com/docker/go-units"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Limiter is a bound inside the generator that requests wait on, such as an
@@ -48,7 +50,7 @@ func fitsLimiters(w Workload, p Plan) error {
 // saturated returns the resources that ran near their limit: a CPU series
 // whose mean reached 90% of its quota, any other series whose maximum did;
 // those of the system under test, and those of the harness apart.
-func saturated(rs []SeriesSummary) (system, harness []string) {
+func saturated(rs []result.SeriesSummary) (system, harness []string) {
 	for _, r := range rs {
 		if r.Limit <= 0 {
 			continue

@@ -5,29 +5,12 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
-// Step is one load level of a plan: the workload ramps from the previous
-// level to Level over Ramp, then holds it for Hold while the step is
-// measured. Level is arrivals per second for [Arrivals] and concurrent users
-// for [Users].
-type Step struct {
-	// Level is the load to reach: arrivals/s or users; must be > 0.
-	Level float64
-	// Ramp is how long the change from the previous level takes; 0 jumps.
-	Ramp time.Duration
-	// Hold is how long the level is held and measured; must be > 0.
-	Hold time.Duration
-	// FromZero makes the step start from no load: the workload is brought
-	// to zero and its requests drained before the ramp, each given up to
-	// Scenario.Drain from the stop, of which the ramp counts (a request
-	// still in flight when the ramp begins ends before the hold does).
-	// Knee probes use it so that every probe is independent of the one
-	// before.
-	FromZero bool
-}
-
-func (s Step) validate(field string) error {
+// validateStep reports a step no plan may hold; field names it.
+func validateStep(s Step, field string) error {
 	switch {
 	case math.IsNaN(s.Level) || math.IsInf(s.Level, 0) || s.Level <= 0:
 		return fmt.Errorf("%s.Level is %v; give a positive load level (arrivals/s or users)", field, s.Level)
@@ -79,7 +62,7 @@ func (l Ladder) Validate() error {
 	}
 	var errs []error
 	for i, s := range l.Steps {
-		errs = append(errs, s.validate(fmt.Sprintf("plan: Steps[%d]", i)))
+		errs = append(errs, validateStep(s, fmt.Sprintf("plan: Steps[%d]", i)))
 	}
 	return errors.Join(errs...)
 }
@@ -98,8 +81,24 @@ func (l Ladder) Next(done []*StepResult) (Step, bool) {
 	if len(done) >= len(l.Steps) {
 		return Step{}, false
 	}
-	if n := len(done); n > 0 && !l.ContinueOnFailure && done[n-1].Verdict != Pass {
+	if n := len(done); n > 0 && !l.ContinueOnFailure && done[n-1].Verdict != result.Pass {
 		return Step{}, false
 	}
 	return l.Steps[len(done)], true
+}
+
+func describePlan(p Plan) result.PlanInfo {
+	switch p := p.(type) {
+	case Ladder:
+		return result.PlanInfo{Type: "ladder", Steps: p.Steps}
+	case *Ladder:
+		return result.PlanInfo{Type: "ladder", Steps: p.Steps}
+	case Knee:
+		k := result.KneeParams(p)
+		return result.PlanInfo{Type: "knee", Knee: &k}
+	case *Knee:
+		k := result.KneeParams(*p)
+		return result.PlanInfo{Type: "knee", Knee: &k}
+	}
+	return result.PlanInfo{Type: fmt.Sprintf("%T", p)}
 }

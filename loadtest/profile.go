@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // ProfileSource is a component of the system under test that serves
@@ -90,7 +91,7 @@ type capture struct {
 	step  int
 	wg    sync.WaitGroup
 	mu    sync.Mutex
-	files []Profile
+	files []result.Profile
 }
 
 // start begins profiling the hold of step i, which lasts hold from now.
@@ -134,7 +135,7 @@ func (c *capture) keep(sr *StepResult) {
 	if c == nil {
 		return
 	}
-	first := sr.Verdict == Fail && !c.p.keptFail
+	first := sr.Verdict == result.Fail && !c.p.keptFail
 	if c.p.every || first {
 		c.p.keptFail = c.p.keptFail || first
 		sr.Profiles = append(sr.Profiles, c.files...)
@@ -166,7 +167,7 @@ func (c *capture) fetch(ctx context.Context, src ProfileSource, kind, path strin
 		return
 	}
 	c.mu.Lock()
-	c.files = append(c.files, Profile{Component: src.Component, Type: kind, Path: file})
+	c.files = append(c.files, result.Profile{Component: src.Component, Type: kind, Path: file})
 	c.mu.Unlock()
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // pprofServer serves net/http/pprof's handlers, as a target started with
@@ -48,7 +49,7 @@ func profileRun(t *testing.T, dir string, every bool, src ...loadtest.ProfileSou
 		Logf: func(f string, a ...any) { mu.Lock(); logs = append(logs, fmt.Sprintf(f, a...)); mu.Unlock() },
 	})
 	require.Len(t, res.Steps, 2)
-	require.Equal(t, loadtest.Fail, res.Steps[1].Verdict)
+	require.Equal(t, result.Fail, res.Steps[1].Verdict)
 	return res, logs
 }
 
@@ -94,7 +95,7 @@ func TestProfilesOfAPassingRun(t *testing.T) {
 		Plan:     loadtest.Levels(0, 2*time.Second, 10),
 		Profiles: []loadtest.ProfileSource{{Component: "relay", URL: pprofServer(t)}}, ProfileDir: dir,
 	})
-	assert.Equal(t, loadtest.Pass, res.Verdict)
+	assert.Equal(t, result.Pass, res.Verdict)
 	assert.Empty(t, res.Steps[0].Profiles)
 	assert.NoDirExists(t, dir)
 }

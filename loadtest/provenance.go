@@ -10,31 +10,15 @@ import (
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
-
-// Provenance says what produced a result: the code, the command and the
-// knobs from the environment.
-type Provenance struct {
-	// Commit is the git commit of the working tree, and Dirty whether it
-	// had uncommitted changes.
-	Commit string `json:"commit,omitempty"`
-	Dirty  bool   `json:"dirty"`
-	// Command is a go test command that repeats the run.
-	Command string `json:"command"`
-	// Args is the test binary's exact command line.
-	Args []string `json:"args"`
-	// Env holds the knobs read from the environment (LOADTEST_*, RELAY_*,
-	// USERS, DURATION, STEPS, RATE, SEED, …); names that look like secrets
-	// are left out.
-	Env map[string]string `json:"env,omitempty"`
-}
 
 // knob matches environment variables that are scenario knobs.
 var knob = regexp.MustCompile(`^(LOADTEST_|RELAY_|HEADROOM_|TESTCONTAINERS_)|^(USERS|DURATION|STEPS|RATE|SEED|RAMP|HOLD|GAP|REPLICAS|GOMAXPROCS|GOGC|GOMEMLIMIT)$`)
 var secret = regexp.MustCompile(`(?i)SECRET|TOKEN|PASSWORD|PASSWD|KEY|CREDENTIAL`)
 
-func provenance() Provenance {
-	p := Provenance{Args: os.Args, Env: map[string]string{}}
+func provenance() result.Provenance {
+	p := result.Provenance{Args: os.Args, Env: map[string]string{}}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		if knob.MatchString(k) && !secret.MatchString(k) {

@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
-// Histogram range: 1 µs to 1 h at 3 significant digits.
+// The histograms' range, as results keep it (result.NewHistogram).
 const (
-	histMin    = 1
-	histMax    = int64(time.Hour / time.Microsecond)
-	histDigits = 3
+	histMin = result.HistogramMin
+	histMax = result.HistogramMax
 	// maxErrSamples is how many distinct error texts a kind keeps per window.
-	maxErrSamples = 5
+	maxErrSamples = result.ErrorSamples
 )
 
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+func newHist() *hdrhistogram.Histogram { return result.NewHistogram() }
 
 // newQueueHist returns a histogram for generator-side queue waits: two
 // significant digits are enough to tell 1 ms from 1 s.
@@ -280,7 +281,7 @@ func (r *Recorder) liveSnapshot() liveWindow {
 		}
 		l.mu.Lock()
 		h, c, req := l.h, l.counts, l.requests
-		l.h, l.counts = fresh, [NumOutcomes]int64{}
+		l.h, l.counts = fresh, [result.NumOutcomes]int64{}
 		l.mu.Unlock()
 		l.spare = h
 		w.hists = append(w.hists, h)
@@ -296,7 +297,7 @@ type liveStats struct {
 
 	mu       sync.Mutex
 	h        *hdrhistogram.Histogram
-	counts   [NumOutcomes]int64
+	counts   [result.NumOutcomes]int64
 	requests bool // some sample was a request, not an observation
 
 	spare *hdrhistogram.Histogram // the previous snapshot's, reused by the next (liveSnapshot's only)
@@ -373,7 +374,7 @@ type kindStats struct {
 	mu       sync.Mutex
 	h        *hdrhistogram.Histogram
 	queue    *hdrhistogram.Histogram // Response.Queued of requests
-	counts   [NumOutcomes]int64
+	counts   [result.NumOutcomes]int64
 	bytes    int64
 	errs     []string
 	requests bool // samples are requests (begun and ended), not observations
@@ -444,4 +445,19 @@ func (w *window) queued() (p99, most time.Duration) {
 		return time.Duration(v) * time.Microsecond
 	}
 	return us(all.ValueAtPercentile(99)), us(all.Max())
+}
+
+func newKindResult(name string, ks *kindStats) *result.KindResult {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	k := result.NewKindResult(name, ks.h.Clone())
+	k.Bytes = ks.bytes
+	k.Observed = ks.observed || (!ks.requests && ks.h.TotalCount()+ks.counts[Dropped] > 0)
+	for o, c := range ks.counts {
+		if c > 0 {
+			k.Outcomes[Outcome(o)] = c
+		}
+	}
+	k.Errors = append(k.Errors, ks.errs...)
+	return k
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // sleeper is a request function that takes d of (virtual) time.
@@ -55,7 +56,7 @@ func TestArrivalsConstantRateInVirtualTime(t *testing.T) {
 		})
 		require.Len(t, res.Steps, 1)
 		s := res.Steps[0]
-		assert.Equal(t, loadtest.Pass, s.Verdict, s.Violations)
+		assert.Equal(t, result.Pass, s.Verdict, s.Violations)
 		get := s.Kind("get")
 		// 200/s for 10 s, give or take the arrival at each edge.
 		assert.InDelta(t, 2000, get.Total(), 1)
@@ -64,7 +65,7 @@ func TestArrivalsConstantRateInVirtualTime(t *testing.T) {
 		assert.Equal(t, 5*time.Millisecond, get.Latency.P50.Round(time.Millisecond))
 		assert.Equal(t, int64(200_000), get.Bytes)
 		assert.Equal(t, 200.0, res.Capacity)
-		assert.Equal(t, loadtest.Pass, res.Verdict)
+		assert.Equal(t, result.Pass, res.Verdict)
 	})
 }
 
@@ -130,7 +131,7 @@ func TestArrivalsDroppedWhenNoWorkerFree(t *testing.T) {
 		assert.InDelta(t, 50, get.Outcomes[loadtest.OK], 6)
 		assert.InDelta(t, 950, get.Outcomes[loadtest.Dropped], 6)
 		assert.Equal(t, get.Outcomes[loadtest.Dropped], s.Self.Dropped)
-		assert.Equal(t, loadtest.Fail, s.Verdict)
+		assert.Equal(t, result.Fail, s.Verdict)
 		require.Error(t, res.Err())
 		assert.Contains(t, res.Err().Error(), "dropped")
 		assert.Equal(t, 0.0, res.Capacity)
@@ -184,10 +185,10 @@ func TestLadderStopsAtFirstFailureAndCapacityIsTheStepBelow(t *testing.T) {
 			Logf:   func(f string, a ...any) { lines = append(lines, f) },
 		})
 		require.Len(t, res.Steps, 3, "the ladder stops after the failing step")
-		assert.Equal(t, []loadtest.Verdict{loadtest.Pass, loadtest.Pass, loadtest.Fail}, verdicts(res))
+		assert.Equal(t, []result.Verdict{result.Pass, result.Pass, result.Fail}, verdicts(res))
 		assert.Equal(t, 100.0, res.Capacity)
 		assert.Equal(t, 300.0, res.FirstFailure)
-		assert.Equal(t, loadtest.Fail, res.Verdict)
+		assert.Equal(t, result.Fail, res.Verdict)
 		err := res.Err()
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "step 3 (level 300): p95 of get < 20ms: measured 30.0")
@@ -207,8 +208,8 @@ func (l levelSetter) Next(done []*loadtest.StepResult) (loadtest.Step, bool) {
 	return s, ok
 }
 
-func verdicts(res *loadtest.Result) []loadtest.Verdict {
-	var v []loadtest.Verdict
+func verdicts(res *loadtest.Result) []result.Verdict {
+	var v []result.Verdict
 	for _, s := range res.Steps {
 		v = append(v, s.Verdict)
 	}
@@ -226,10 +227,10 @@ func TestCancelKeepsWhatWasMeasured(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.NotNil(t, res)
 		assert.True(t, res.Partial)
-		assert.Equal(t, loadtest.Incomplete, res.Verdict)
+		assert.Equal(t, result.Incomplete, res.Verdict)
 		require.Len(t, res.Steps, 2)
-		assert.Equal(t, loadtest.Pass, res.Steps[0].Verdict)
-		assert.Equal(t, loadtest.Incomplete, res.Steps[1].Verdict)
+		assert.Equal(t, result.Pass, res.Steps[0].Verdict)
+		assert.Equal(t, result.Incomplete, res.Steps[1].Verdict)
 		// Step 2 held for 1 s of its 4 at 20/s.
 		assert.InDelta(t, 20, res.Steps[1].Kind("get").Total(), 2)
 		assert.Equal(t, 10.0, res.Capacity)

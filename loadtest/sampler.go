@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Measurement is one value of one series at one instant, such as the CPU of
@@ -163,10 +165,10 @@ func (l *sampleLog) faultsIn(from, to time.Time) []string {
 // summary returns the mean and max of every series sampled within [from,
 // to]. The mean is weighted by the interval each sample covers, so a rate
 // averaged over a short interval counts for little.
-func (l *sampleLog) summary(from, to time.Time) []SeriesSummary {
+func (l *sampleLog) summary(from, to time.Time) []result.SeriesSummary {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []SeriesSummary
+	var out []result.SeriesSummary
 	var weights []float64
 	index := map[[2]string]int{}
 	for _, p := range l.points {
@@ -178,7 +180,7 @@ func (l *sampleLog) summary(from, to time.Time) []SeriesSummary {
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, SeriesSummary{Component: p.m.Component, Metric: p.m.Metric, Unit: p.m.Unit, Max: math.Inf(-1), Limit: p.m.Limit, Harness: p.m.Harness})
+			out = append(out, result.SeriesSummary{Component: p.m.Component, Metric: p.m.Metric, Unit: p.m.Unit, Max: math.Inf(-1), Limit: p.m.Limit, Harness: p.m.Harness})
 			weights = append(weights, 0)
 		}
 		s := &out[i]

@@ -6,30 +6,32 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Every bound of the generator's self-check, at and past its limit, and
 // disabled.
 func TestSelfCheckReasons(t *testing.T) {
 	sc := SelfCheck{}.withDefaults()
-	healthy := SelfCheckResult{ScheduleLagP99: time.Millisecond, CPU: 0.3, QueuedP99: time.Millisecond,
+	healthy := result.SelfCheckResult{ScheduleLagP99: time.Millisecond, CPU: 0.3, QueuedP99: time.Millisecond,
 		Memory: 100 << 20, MemoryLimit: 1 << 30, Files: 200, FileLimit: 20000}
 	require.Empty(t, sc.reasons(healthy))
 	for _, tc := range []struct {
 		name   string
-		change func(r *SelfCheckResult)
+		change func(r *result.SelfCheckResult)
 		want   string
 	}{
 		// Requests started 80 ms late.
-		{"lag", func(r *SelfCheckResult) { r.ScheduleLagP99, r.LateStarts = 80*time.Millisecond, 5 }, "schedule lag p99 80ms > 50ms (5 started later than that)"},
+		{"lag", func(r *result.SelfCheckResult) { r.ScheduleLagP99, r.LateStarts = 80*time.Millisecond, 5 }, "schedule lag p99 80ms > 50ms (5 started later than that)"},
 		// 95% of the cores.
-		{"cpu", func(r *SelfCheckResult) { r.CPU = 0.95 }, "the generator used 95% of its"},
+		{"cpu", func(r *result.SelfCheckResult) { r.CPU = 0.95 }, "the generator used 95% of its"},
 		// Requests waited 4 s for a pool connection.
-		{"queue", func(r *SelfCheckResult) { r.QueuedP99, r.QueuedMax = 3*time.Second, 4100*time.Millisecond }, "p99 3s, up to 4.1s (bound 10ms)"},
+		{"queue", func(r *result.SelfCheckResult) { r.QueuedP99, r.QueuedMax = 3*time.Second, 4100*time.Millisecond }, "p99 3s, up to 4.1s (bound 10ms)"},
 		// 950 MiB of a 1 GiB limit.
-		{"memory", func(r *SelfCheckResult) { r.Memory = 950 << 20 }, "the generator's memory reached 950MiB of its 1GiB limit"},
+		{"memory", func(r *result.SelfCheckResult) { r.Memory = 950 << 20 }, "the generator's memory reached 950MiB of its 1GiB limit"},
 		// 18,500 of 20,000 descriptors.
-		{"files", func(r *SelfCheckResult) { r.Files = 18500 }, "the generator held 18500 open descriptors of its limit of 20000"},
+		{"files", func(r *result.SelfCheckResult) { r.Files = 18500 }, "the generator held 18500 open descriptors of its limit of 20000"},
 	} {
 		t.Run("bound="+tc.name, func(t *testing.T) {
 			r := healthy
@@ -77,7 +79,7 @@ func TestShortRunScheduleLagBound(t *testing.T) {
 	assert.Equal(t, 50*time.Millisecond, s.SelfCheck.withDefaults().MaxScheduleLag)
 	shortDefaults(&s, true)
 	assert.Equal(t, shortScheduleLag, s.SelfCheck.MaxScheduleLag)
-	late := SelfCheckResult{ScheduleLagP99: 80 * time.Millisecond, LateStarts: 8}
+	late := result.SelfCheckResult{ScheduleLagP99: 80 * time.Millisecond, LateStarts: 8}
 	assert.Empty(t, s.SelfCheck.withDefaults().reasons(late), "80 ms late in a -short run")
 	late.ScheduleLagP99 = 300 * time.Millisecond
 	assert.NotEmpty(t, s.SelfCheck.withDefaults().reasons(late), "300 ms late in a -short run")
@@ -92,7 +94,7 @@ func TestShortRunScheduleLagBound(t *testing.T) {
 // A -short run of Test records the host but does not judge it, unless the
 // scenario set its own bounds; a full-size run judges it.
 func TestShortRunHostNotJudged(t *testing.T) {
-	busy := SelfCheckResult{HostCores: 2, HostSteal: 0.5, HostOther: 1}
+	busy := result.SelfCheckResult{HostCores: 2, HostSteal: 0.5, HostOther: 1}
 	full := Scenario{}
 	shortDefaults(&full, false)
 	assert.Len(t, full.SelfCheck.withDefaults().hostDoubts(busy), 2, "a full-size run")

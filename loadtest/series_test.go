@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // TestTimelineInVirtualTime runs two steps whose target slows down from
@@ -106,7 +107,7 @@ func TestTimelineInVirtualTime(t *testing.T) {
 		// The timeline survives the file.
 		path := filepath.Join(t.TempDir(), "r.json")
 		require.NoError(t, res.WriteFile(path))
-		back, err := loadtest.ReadResult(path)
+		back, err := result.ReadResult(path)
 		require.NoError(t, err)
 		require.NotNil(t, back.Timeline)
 		assert.Equal(t, tl.T, back.Timeline.T)

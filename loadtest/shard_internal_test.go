@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest/dist"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // arrival is one arrival of a simulated schedule.
@@ -29,7 +30,7 @@ type announced struct {
 // simulate runs the pacer of the shard sh over the ramps the way the
 // scheduler goroutine does — a ramp announced before the arrival being
 // waited for re-plans it — and returns the shard's arrivals until until.
-func simulate(seed uint64, poisson bool, weights []float64, sh Shard, ramps []announced, until time.Time) []arrival {
+func simulate(seed uint64, poisson bool, weights []float64, sh result.Shard, ramps []announced, until time.Time) []arrival {
 	opts := make([]dist.Weighted[int], len(weights))
 	for i, w := range weights {
 		opts[i] = dist.Weighted[int]{Weight: w, Value: i}
@@ -82,13 +83,13 @@ func TestShardScheduleUnion(t *testing.T) {
 	weights := []float64{3, 1, 0.5}
 	for _, poisson := range []bool{false, true} {
 		for _, n := range []int{2, 3, 7} {
-			single := simulate(42, poisson, weights, Shard{}, ramps, end)
+			single := simulate(42, poisson, weights, result.Shard{}, ramps, end)
 			if len(single) < 500 {
 				t.Fatalf("only %d arrivals in the one-process schedule", len(single))
 			}
 			var union []arrival
 			for i := range n {
-				part := simulate(42, poisson, weights, Shard{Index: i, Count: n}, ramps, end)
+				part := simulate(42, poisson, weights, result.Shard{Index: i, Count: n}, ramps, end)
 				if d := len(part) - len(single)/n; d < -1 || d > 1 {
 					t.Errorf("poisson=%v n=%d: shard %d has %d arrivals of %d", poisson, n, i, len(part), len(single))
 				}
@@ -112,8 +113,8 @@ func TestShardSchedulePlanAhead(t *testing.T) {
 	for i := range onTime {
 		onTime[i].announce = onTime[i].at
 	}
-	a := simulate(7, true, []float64{1}, Shard{}, ahead, end)
-	b := simulate(7, true, []float64{1}, Shard{}, onTime, end)
+	a := simulate(7, true, []float64{1}, result.Shard{}, ahead, end)
+	b := simulate(7, true, []float64{1}, result.Shard{}, onTime, end)
 	if !slices.Equal(a, b) {
 		t.Fatalf("ramps set ahead give %d arrivals, set on time %d, or other times", len(a), len(b))
 	}
@@ -126,7 +127,7 @@ func TestShardUsersPartition(t *testing.T) {
 		shard int
 		first uint64
 	}
-	run := func(sh Shard, levels ...float64) map[int]seen {
+	run := func(sh result.Shard, levels ...float64) map[int]seen {
 		var mu sync.Mutex
 		got := map[int]seen{}
 		w := &Users{Kinds: []string{"x"}, Behavior: func(u *User) {
@@ -153,7 +154,7 @@ func TestShardUsersPartition(t *testing.T) {
 		want := 0
 		last := int(levels[len(levels)-1])
 		for u := range last {
-			if sh.owns(uint64(u)) {
+			if owns(sh, uint64(u)) {
 				want++
 			}
 		}
@@ -162,10 +163,10 @@ func TestShardUsersPartition(t *testing.T) {
 		}
 		return got
 	}
-	single := run(Shard{}, 10, 25, 17)
+	single := run(result.Shard{}, 10, 25, 17)
 	union := map[int]seen{}
 	for i := range 3 {
-		for id, s := range run(Shard{Index: i, Count: 3}, 10, 25, 17) {
+		for id, s := range run(result.Shard{Index: i, Count: 3}, 10, 25, 17) {
 			if _, dup := union[id]; dup {
 				t.Errorf("user %d ran on two shards", id)
 			}
@@ -193,9 +194,9 @@ func TestShardValidate(t *testing.T) {
 		s    Scenario
 		want string
 	}{
-		{Scenario{Workload: w, Plan: Knee{Start: 10, Factor: 2, Max: 100, Hold: time.Second}, Shard: Shard{Count: 2, StartAt: time.Now()}}, "needs a Ladder"},
-		{Scenario{Workload: w, Plan: Levels(0, time.Second, 10), Shard: Shard{Count: 2}}, "StartAt is zero"},
-		{Scenario{Workload: w, Plan: Levels(0, time.Second, 10), Shard: Shard{Index: 2, Count: 2, StartAt: time.Now()}}, "0 <= Index < Count"},
+		{Scenario{Workload: w, Plan: Knee{Start: 10, Factor: 2, Max: 100, Hold: time.Second}, Shard: result.Shard{Count: 2, StartAt: time.Now()}}, "needs a Ladder"},
+		{Scenario{Workload: w, Plan: Levels(0, time.Second, 10), Shard: result.Shard{Count: 2}}, "StartAt is zero"},
+		{Scenario{Workload: w, Plan: Levels(0, time.Second, 10), Shard: result.Shard{Index: 2, Count: 2, StartAt: time.Now()}}, "0 <= Index < Count"},
 	} {
 		err := tc.s.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

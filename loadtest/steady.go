@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // A step is judged on the load its level stands for (principle 9). A hold
@@ -39,93 +41,6 @@ import (
 //     and memory and 0.6 of 11.9 requests/s answered, was voided as a
 //     drift before).
 
-// Trend is one hold's test of the load offered for a trend: requests begun
-// in the first third of the hold against those begun in the last, for all
-// request kinds together or for one. Its sums add over the generators of a
-// sharded run (their users are disjoint).
-type Trend struct {
-	// Kind is a request kind, or AllRequests.
-	Kind string `json:"kind"`
-	// Third is the length of a third of the hold.
-	Third time.Duration `json:"third"`
-	// First and Last count the requests begun in the first and the last
-	// third.
-	First int64 `json:"first"`
-	Last  int64 `json:"last"`
-	// ExposureFirst and ExposureLast are the modeled users' time not spent
-	// waiting for an answer in each third, in user-seconds; zero for
-	// requests of no user, whose exposure is the third itself.
-	ExposureFirst float64 `json:"exposure_first,omitempty"`
-	ExposureLast  float64 `json:"exposure_last,omitempty"`
-	// FailedFirst and FailedLast count, on the trend of all requests
-	// only, the requests begun in the first and the last third that ended
-	// in any outcome but OK: they tell a target that failed more as the
-	// hold went on.
-	FailedFirst int64 `json:"failed_first,omitempty"`
-	FailedLast  int64 `json:"failed_last,omitempty"`
-	// SumFirst2, SumLast2 and SumCross sum, over the independent units
-	// (users, or requests of no user), the squares of each unit's count in
-	// the first and in the last third and their product: the variance of
-	// the change.
-	SumFirst2 float64 `json:"sum_first2"`
-	SumLast2  float64 `json:"sum_last2"`
-	SumCross  float64 `json:"sum_cross,omitempty"`
-}
-
-// FirstRate and LastRate are the requests begun per second in the first
-// and the last third of the hold.
-func (t Trend) FirstRate() float64 { return float64(t.First) / t.Third.Seconds() }
-
-// LastRate is the requests begun per second in the last third.
-func (t Trend) LastRate() float64 { return float64(t.Last) / t.Third.Seconds() }
-
-// exposures returns the exposure of each third: the users' time not spent
-// waiting, or the third itself for requests of no user.
-func (t Trend) exposures() (first, last float64) {
-	if t.ExposureFirst > 0 && t.ExposureLast > 0 {
-		return t.ExposureFirst, t.ExposureLast
-	}
-	return t.Third.Seconds(), t.Third.Seconds()
-}
-
-// Change returns the relative change of the rate of requests per second of
-// exposure from the first third to the last: −0.5 when it halved; NaN
-// without a request in the first third.
-func (t Trend) Change() float64 {
-	e1, e3 := t.exposures()
-	if t.First == 0 {
-		return math.NaN()
-	}
-	return (float64(t.Last)/e3)/(float64(t.First)/e1) - 1
-}
-
-// Z returns the change in standard errors: the difference of the two
-// thirds' rates over its standard error, estimated from the independent
-// units' own differences; 0 when there is nothing to compare.
-func (t Trend) Z() float64 {
-	e1, e3 := t.exposures()
-	v := t.SumLast2/(e3*e3) + t.SumFirst2/(e1*e1) - 2*t.SumCross/(e1*e3)
-	if v <= 0 {
-		return 0
-	}
-	return (float64(t.Last)/e3 - float64(t.First)/e1) / math.Sqrt(v)
-}
-
-// Add returns the trend of t's requests and o's together: the same kind
-// and hold measured by two generators with disjoint users.
-func (t Trend) Add(o Trend) Trend {
-	t.First += o.First
-	t.Last += o.Last
-	t.ExposureFirst += o.ExposureFirst
-	t.ExposureLast += o.ExposureLast
-	t.FailedFirst += o.FailedFirst
-	t.FailedLast += o.FailedLast
-	t.SumFirst2 += o.SumFirst2
-	t.SumLast2 += o.SumLast2
-	t.SumCross += o.SumCross
-	return t
-}
-
 // minDriftZ is how many standard errors a drift must be to void a step:
 // with every kind tested besides the whole, a stationary load's chance
 // drift should void about one step in several hundred, not more.
@@ -144,7 +59,7 @@ const failuresGrew = 0.1
 // targetFailing reports, of the trend of all requests, whether the target
 // failed enough more in the last third than in the first — or failed most
 // of the last third's requests — for any drift to be its users' reaction.
-func (t Trend) targetFailing() bool {
+func targetFailing(t result.Trend) bool {
 	if t.Last == 0 {
 		return false
 	}
@@ -164,7 +79,7 @@ const minDriftCount = 40
 // maxChange (a fraction) and beyond chance; "" when it does not. failing
 // is whether the target failed its users more as the hold went on (the
 // trend of all requests tells, targetFailing).
-func (t Trend) drifted(maxChange float64, failing bool) string {
+func drifted(t result.Trend, maxChange float64, failing bool) string {
 	c, z := t.Change(), t.Z()
 	if t.First+t.Last < minDriftCount || math.IsNaN(c) || math.Abs(c) <= maxChange || math.Abs(z) < minDriftZ {
 		return ""
@@ -184,7 +99,7 @@ func (t Trend) drifted(maxChange float64, failing bool) string {
 		what = t.Kind + " requests (the kind mix)"
 	}
 	pace := ""
-	if e1, e3 := t.exposures(); math.Abs(e3-e1) > 0.01*e1 {
+	if e1, e3 := t.Exposures(); math.Abs(e3-e1) > 0.01*e1 {
 		pace = " per second the users were not waiting for an answer"
 	}
 	return fmt.Sprintf("the workload was not in steady state: %s %s %.3g → %.3g/s from the first third of the hold to the last (%+.0f%%%s, z %.1f; bound ±%.0f%%) — start modeled users at random points of their cycle (User.Think, dist.Residual) or lengthen the ramp or HOLD past the users' cycle",
@@ -240,15 +155,15 @@ func (h *thirds) overlap(i int, from, to time.Time) time.Duration {
 // trends computes the window's trends: all request kinds together first,
 // then each request kind with enough requests (observed kinds are no
 // load).
-func (w *window) trends(names []string, request func(k int) bool) []Trend {
+func (w *window) trends(names []string, request func(k int) bool) []result.Trend {
 	h := w.span
 	if h == nil || h.third <= 0 {
 		return nil
 	}
-	all := Trend{Kind: AllRequests, Third: h.third}
-	per := make([]Trend, len(names))
+	all := result.Trend{Kind: AllRequests, Third: h.third}
+	per := make([]result.Trend, len(names))
 	for k := range per {
-		per[k] = Trend{Kind: names[k], Third: h.third}
+		per[k] = result.Trend{Kind: names[k], Third: h.third}
 	}
 	// Requests of no user: each its own unit.
 	for k, ks := range *w.kinds.Load() {
@@ -256,7 +171,7 @@ func (w *window) trends(names []string, request func(k int) bool) []Trend {
 			continue
 		}
 		f, l := ks.alone[0].Load(), ks.alone[1].Load()
-		for _, t := range []*Trend{&per[k], &all} {
+		for _, t := range []*result.Trend{&per[k], &all} {
 			t.First += f
 			t.Last += l
 			t.SumFirst2 += float64(f)
@@ -291,11 +206,11 @@ func (w *window) trends(names []string, request func(k int) bool) []Trend {
 		// Users that asked nothing in the hold were never waiting.
 		idle := float64(max(0, h.users-seen)) * third
 		e1, e3 = e1+idle, e3+idle
-		for _, t := range append([]*Trend{&all}, ptrs(per)...) {
+		for _, t := range append([]*result.Trend{&all}, ptrs(per)...) {
 			t.ExposureFirst, t.ExposureLast = e1, e3
 		}
 	}
-	out := []Trend{all}
+	out := []result.Trend{all}
 	for k, t := range per {
 		if request(k) && t.First+t.Last > 0 {
 			out = append(out, t)
@@ -304,7 +219,7 @@ func (w *window) trends(names []string, request func(k int) bool) []Trend {
 	return out
 }
 
-func addUnit(t *Trend, first, last int64) {
+func addUnit(t *result.Trend, first, last int64) {
 	t.First += first
 	t.Last += last
 	t.SumFirst2 += float64(first * first)
@@ -312,8 +227,8 @@ func addUnit(t *Trend, first, last int64) {
 	t.SumCross += float64(first * last)
 }
 
-func ptrs(ts []Trend) []*Trend {
-	out := make([]*Trend, len(ts))
+func ptrs(ts []result.Trend) []*result.Trend {
+	out := make([]*result.Trend, len(ts))
 	for i := range ts {
 		out[i] = &ts[i]
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/dist"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // burstyUsers is a gateway-like population: calls in bursts a second
@@ -56,7 +57,7 @@ func steadyRun(t *testing.T, seed uint64, n float64, w *loadtest.Users) *loadtes
 func TestDriftingHoldIsInvalid(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := steadyRun(t, 1, 200, burstyUsers(true, fast))
-		require.Equal(t, loadtest.Invalid, s.Verdict, "%v", s.Self.Reasons)
+		require.Equal(t, result.Invalid, s.Verdict, "%v", s.Self.Reasons)
 		why := strings.Join(s.Self.Reasons, "\n")
 		assert.Contains(t, why, "not in steady state: offered load fell")
 		assert.Contains(t, why, "User.Think")
@@ -70,7 +71,7 @@ func TestDriftingHoldIsInvalid(t *testing.T) {
 	for seed := uint64(1); seed <= seeds; seed++ {
 		synctest.Test(t, func(t *testing.T) {
 			s := steadyRun(t, seed, 200, burstyUsers(false, fast))
-			assert.Equal(t, loadtest.Pass, s.Verdict, "seed %d: %v", seed, s.Self.Reasons)
+			assert.Equal(t, result.Pass, s.Verdict, "seed %d: %v", seed, s.Self.Reasons)
 			all := s.Self.Trends[0]
 			worst = math.Max(worst, math.Abs(all.Z()))
 			first += float64(all.First) / seeds
@@ -102,7 +103,7 @@ func TestSlowingTargetIsNoDrift(t *testing.T) {
 		assert.Less(t, all.LastRate(), 0.7*all.FirstRate(), "the users began fewer calls: %v", all)
 		assert.Less(t, all.ExposureLast, 0.9*all.ExposureFirst, "they were waiting: %v", all)
 		assert.Less(t, all.Z(), -3.5)
-		assert.NotEqual(t, loadtest.Invalid, s.Verdict, "%v", s.Self.Reasons)
+		assert.NotEqual(t, result.Invalid, s.Verdict, "%v", s.Self.Reasons)
 	})
 }
 
@@ -143,10 +144,10 @@ func TestFailingTargetIsNoDrift(t *testing.T) {
 			assert.Less(t, all.Z(), -3.5)
 			assert.InDelta(t, all.ExposureFirst, all.ExposureLast, 0.05*all.ExposureFirst, "nobody waited longer")
 			if failing {
-				assert.Equal(t, loadtest.Fail, s.Verdict, "%v", s.InvalidReasons())
+				assert.Equal(t, result.Fail, s.Verdict, "%v", s.InvalidReasons())
 				assert.Empty(t, s.InvalidReasons())
 			} else {
-				assert.Equal(t, loadtest.Invalid, s.Verdict)
+				assert.Equal(t, result.Invalid, s.Verdict)
 				assert.Contains(t, strings.Join(s.InvalidReasons(), "\n"), "not in steady state: offered load fell")
 			}
 		})
@@ -168,7 +169,7 @@ func TestKindMixDriftIsInvalid(t *testing.T) {
 			}
 		}}
 		s := steadyRun(t, 1, 200, w)
-		require.Equal(t, loadtest.Invalid, s.Verdict)
+		require.Equal(t, result.Invalid, s.Verdict)
 		assert.Contains(t, strings.Join(s.Self.Reasons, "\n"), "read requests (the kind mix) fell")
 		assert.InDelta(t, 0, s.Self.Trends[0].Change(), 0.15, "the whole load is steady")
 	})
@@ -183,7 +184,7 @@ func TestArrivalsAreSteady(t *testing.T) {
 			Plan:     loadtest.Levels(time.Second, 30*time.Second, 100),
 		})
 		s := res.Steps[0]
-		assert.Equal(t, loadtest.Pass, s.Verdict, "%v", s.Self.Reasons)
+		assert.Equal(t, result.Pass, s.Verdict, "%v", s.Self.Reasons)
 		require.NotEmpty(t, s.Self.Trends)
 		assert.InDelta(t, 1000, s.Self.Trends[0].First, 20)
 		assert.Zero(t, s.Self.Trends[0].ExposureFirst, "requests of no user")
@@ -194,16 +195,16 @@ func TestArrivalsAreSteady(t *testing.T) {
 func TestTrendArithmetic(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
-		tr           loadtest.Trend
+		tr           result.Trend
 		change, z    float64
 		firstPerSec  float64
 		lastPerSecOK float64
 	}{
 		// 100 independent requests against 64, a third of 10 s: −36%,
 		// z = (64−100)/√164.
-		{"alone", loadtest.Trend{Third: 10 * time.Second, First: 100, Last: 64, SumFirst2: 100, SumLast2: 64}, -0.36, -36 / math.Sqrt(164), 10, 6.4},
+		{"alone", result.Trend{Third: 10 * time.Second, First: 100, Last: 64, SumFirst2: 100, SumLast2: 64}, -0.36, -36 / math.Sqrt(164), 10, 6.4},
 		// Users that waited half the last third: the same pace.
-		{"exposure", loadtest.Trend{Third: 10 * time.Second, First: 100, Last: 50, ExposureFirst: 100, ExposureLast: 50,
+		{"exposure", result.Trend{Third: 10 * time.Second, First: 100, Last: 50, ExposureFirst: 100, ExposureLast: 50,
 			SumFirst2: 100, SumLast2: 50}, 0, 0, 10, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,8 +214,8 @@ func TestTrendArithmetic(t *testing.T) {
 			assert.InDelta(t, tc.lastPerSecOK, tc.tr.LastRate(), 1e-9)
 		})
 	}
-	sum := loadtest.Trend{First: 1, Last: 2, SumFirst2: 1, SumLast2: 4, SumCross: 2}.Add(loadtest.Trend{First: 3, Last: 1, SumFirst2: 9, SumLast2: 1, SumCross: 3})
-	assert.Equal(t, loadtest.Trend{First: 4, Last: 3, SumFirst2: 10, SumLast2: 5, SumCross: 5}, sum)
+	sum := result.Trend{First: 1, Last: 2, SumFirst2: 1, SumLast2: 4, SumCross: 2}.Add(result.Trend{First: 3, Last: 1, SumFirst2: 9, SumLast2: 1, SumCross: 3})
+	assert.Equal(t, result.Trend{First: 4, Last: 3, SumFirst2: 10, SumLast2: 5, SumCross: 5}, sum)
 }
 
 // A drift bound that is no fraction is refused before the run.
@@ -271,7 +272,7 @@ func TestHoldWaitsForUsersToStart(t *testing.T) {
 	t.Run("settled", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := step(t, 30*time.Second)
-			assert.Equal(t, loadtest.Pass, s.Verdict, "%v %v", s.Violations, s.Self.Reasons)
+			assert.Equal(t, result.Pass, s.Verdict, "%v %v", s.Violations, s.Self.Reasons)
 			assert.Zero(t, s.Kind("init").Total()+s.Kind("list").Total(), "no connection is the hold's")
 			assert.Greater(t, s.Settle, 2*time.Second, "400 requests of 10 ms, one at a time, outlast a ramp of a second")
 			assert.Less(t, s.Settle, 6*time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // update is -loadtest.update, registered only in test binaries.
@@ -75,7 +77,7 @@ func Test(t testing.TB, s Scenario) *Result {
 			t.Fatal(err)
 		}
 	}
-	for _, k := range sortedKeys(s.Params) {
+	for _, k := range slices.Sorted(maps.Keys(s.Params)) {
 		if tt, ok := t.(interface{ Attr(string, string) }); ok {
 			tt.Attr(k, s.Params[k])
 		}
@@ -144,7 +146,7 @@ func Test(t testing.TB, s Scenario) *Result {
 	if *update {
 		updateBaseline(t, baselinePath, all)
 	}
-	cmp, err := CompareWithBaseline(res, baselinePath)
+	cmp, err := result.CompareWithBaseline(res, baselinePath)
 	if err != nil {
 		t.Errorf("baseline: %v", err)
 	} else {
@@ -210,9 +212,9 @@ func registeredWriters() []namedWriter {
 // run killed before its first step leaves no older result behind its name.
 func stub(s Scenario) *Result {
 	return &Result{
-		Schema: SchemaVersion, Scenario: s.Name, Model: modelOf(s.Workload), Plan: describePlan(s.Plan),
+		Schema: result.SchemaVersion, Scenario: s.Name, Model: modelOf(s.Workload), Plan: describePlan(s.Plan),
 		Params: s.Params, Seed: s.Seed, Start: time.Now(), End: time.Now(), Provenance: provenance(),
-		Environment: s.System.fingerprint(), Verdict: Incomplete, Partial: true,
+		Environment: fingerprint(s.System), Verdict: result.Incomplete, Partial: true,
 		Conclusion: "the run had not finished its first step when this was written; a run that stops here was killed",
 	}
 }
@@ -227,7 +229,7 @@ func updateBaseline(t testing.TB, path string, runs []*Result) {
 			return
 		}
 	}
-	b, err := NewBaseline(Tolerances{}, runs...)
+	b, err := result.NewBaseline(result.Tolerances{}, runs...)
 	if err == nil {
 		err = b.WriteFile(path)
 	}

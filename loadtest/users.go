@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest/dist"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Users is the modeled-users workload: the plan's level is a number of
@@ -67,13 +68,13 @@ func (w *Users) Model() string { return "users" }
 
 // Start implements Workload.
 func (w *Users) Start(ctx context.Context, rec *Recorder, seed uint64) Driver {
-	return w.startShard(ctx, rec, seed, Shard{})
+	return w.startShard(ctx, rec, seed, result.Shard{})
 }
 
 // startShard starts the workload as one shard: of the users the level asks
 // for, it runs those whose ID is the shard's (ID mod Count = Index), each
 // with the same random sequence it would have in one process.
-func (w *Users) startShard(ctx context.Context, rec *Recorder, seed uint64, sh Shard) Driver {
+func (w *Users) startShard(ctx context.Context, rec *Recorder, seed uint64, sh result.Shard) Driver {
 	env := runEnv{rec: rec, seed: seed}
 	d := &users{cfg: *w, env: env, lvl: newLevel(), shard: sh}
 	d.ctx, d.cancel = context.WithCancelCause(ctx)
@@ -274,7 +275,7 @@ type users struct {
 	cfg    Users
 	env    runEnv
 	lvl    *level
-	shard  Shard
+	shard  result.Shard
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// global is the number of users of the whole run (all shards) the
@@ -355,13 +356,13 @@ func (d *users) control() {
 		if n < target {
 			d.global++
 			d.running.Store(int64(d.global))
-			if d.shard.owns(uint64(n)) {
+			if owns(d.shard, uint64(n)) {
 				d.startUser(n)
 			}
 		} else {
 			d.global--
 			d.running.Store(int64(d.global))
-			if d.shard.owns(uint64(d.global)) {
+			if owns(d.shard, uint64(d.global)) {
 				d.stopUser()
 			}
 		}

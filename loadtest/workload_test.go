@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // herd is a workload of one's own: every second, level requests at once (a
@@ -89,7 +90,7 @@ func TestWorkloadOfYourOwn(t *testing.T) {
 			Checks:   []loadtest.Check{loadtest.Latency{Kind: "herd", Percentile: 95, Bound: 50 * time.Millisecond, MinSamples: 40}},
 		})
 		s := res.Steps[0]
-		require.Equal(t, loadtest.Pass, s.Verdict, s.Violations)
+		require.Equal(t, result.Pass, s.Verdict, s.Violations)
 		assert.Equal(t, "custom", res.Model)
 		assert.InDelta(t, 50, s.Kind("herd").Total(), 5)
 		assert.InDelta(t, 5, s.Offered, 0.5)
@@ -103,8 +104,8 @@ func TestWorkloadOfYourOwn(t *testing.T) {
 func TestScheduleLagNeedsFiveLateStarts(t *testing.T) {
 	for _, tc := range []struct {
 		lateN int64
-		want  loadtest.Verdict
-	}{{50, loadtest.Invalid}, {5, loadtest.Invalid}, {4, loadtest.Pass}} {
+		want  result.Verdict
+	}{{50, result.Invalid}, {5, result.Invalid}, {4, result.Pass}} {
 		synctest.Test(t, func(t *testing.T) {
 			res := run(t, loadtest.Scenario{
 				Workload: herd{do: sleeper(time.Millisecond), late: 80 * time.Millisecond, lateN: tc.lateN},
@@ -114,7 +115,7 @@ func TestScheduleLagNeedsFiveLateStarts(t *testing.T) {
 			assert.Equal(t, tc.want, s.Verdict, "%d late: %v", tc.lateN, s.Self.Reasons)
 			assert.Equal(t, tc.lateN, s.Self.LateStarts)
 			assert.Greater(t, s.Self.ScheduleLagP99, 50*time.Millisecond, "%d of %d late", tc.lateN, s.Kind("herd").Total())
-			if tc.want == loadtest.Invalid {
+			if tc.want == result.Invalid {
 				require.Len(t, s.Self.Reasons, 1)
 				assert.Regexp(t, fmt.Sprintf(`^the generator started requests late: schedule lag p99 80\.\d+ms > 50ms \(%d started later than that\)$`, tc.lateN), s.Self.Reasons[0])
 			}
@@ -161,6 +162,6 @@ func TestOpenModelRecordsObservations(t *testing.T) {
 		assert.InDelta(t, 1000, f.Total(), 20)
 		assert.Equal(t, 3*time.Millisecond, f.Latency.P50.Round(time.Millisecond))
 		assert.InDelta(t, 100, s.Achieved, 1, "observations are not requests")
-		assert.Equal(t, loadtest.Pass, s.Verdict, s.Violations)
+		assert.Equal(t, result.Pass, s.Verdict, s.Violations)
 	})
 }

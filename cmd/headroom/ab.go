@@ -19,6 +19,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Exit statuses `git bisect run` understands, for ab -bisect.
@@ -430,7 +431,7 @@ func readResults(dir string) ([]*loadtest.Result, error) {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") || strings.HasPrefix(d.Name(), ".") {
 			return err
 		}
-		res, err := loadtest.ReadResult(p)
+		res, err := result.ReadResult(p)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // -primary takes figure names, repeated or comma-separated, and refuses an
@@ -73,9 +74,9 @@ func fakeTrial(slower float64, calls *int) ab.TrialFunc {
 			return nil, err
 		}
 		start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-		return []*loadtest.Result{{Scenario: "TestLoad_X", Verdict: loadtest.Pass,
+		return []*loadtest.Result{{Scenario: "TestLoad_X", Verdict: result.Pass,
 			Steps: []*loadtest.StepResult{{Step: loadtest.Step{Level: 100, Hold: 10 * time.Second}, Start: start, End: start.Add(10 * time.Second),
-				Verdict: loadtest.Pass, Kinds: []*loadtest.KindResult{{Kind: "get", Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 1000}, Histogram: string(enc)}}}},
+				Verdict: result.Pass, Kinds: []*result.KindResult{{Kind: "get", Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 1000}, Histogram: string(enc)}}}},
 		}}, nil
 	}
 }

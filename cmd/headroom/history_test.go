@@ -13,6 +13,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	caphistory "github.com/headroom-dev/headroom/loadtest/history"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // writeResult writes a finished users-model ladder result of scenario
@@ -21,13 +22,13 @@ func writeResult(t *testing.T, dir, name, start string, capacity float64, change
 	t.Helper()
 	begin, err := time.Parse("2006-01-02 15:04", start)
 	require.NoError(t, err)
-	res := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "TestLoad_Smoke", Model: "users",
-		Plan:   loadtest.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 400, Hold: time.Second}, {Level: 800, Hold: time.Second}}},
+	res := &loadtest.Result{Schema: result.SchemaVersion, Scenario: "TestLoad_Smoke", Model: "users",
+		Plan:   result.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 400, Hold: time.Second}, {Level: 800, Hold: time.Second}}},
 		Params: map[string]string{"USERS": "400,800", "GAP": "90s"}, Start: begin, End: begin.Add(time.Minute),
 		// Commits no repository holds: no subject.
-		Provenance:  loadtest.Provenance{Commit: strings.Repeat(name[:1], 40), Command: "go test -tags load -run TestLoad_Smoke ./loadtest/scenarios"},
-		Environment: loadtest.Environment{CPUModel: "Xeon", Cores: 2, Class: "cpu_model=Xeon;cores=2;backend=docker;target_cpus=1;target_memory=0"},
-		Capacity:    capacity, FirstFailure: 800, Verdict: loadtest.Fail, Conclusion: "ladder stopped after step 2 (level 800) was fail"}
+		Provenance:  result.Provenance{Commit: strings.Repeat(name[:1], 40), Command: "go test -tags load -run TestLoad_Smoke ./loadtest/scenarios"},
+		Environment: result.Environment{CPUModel: "Xeon", Cores: 2, Class: "cpu_model=Xeon;cores=2;backend=docker;target_cpus=1;target_memory=0"},
+		Capacity:    capacity, FirstFailure: 800, Verdict: result.Fail, Conclusion: "ladder stopped after step 2 (level 800) was fail"}
 	if change != nil {
 		change(res)
 	}
@@ -42,7 +43,7 @@ func TestHistoryAddShow(t *testing.T) {
 	a := writeResult(t, dir, "a.json", "2026-07-22 09:00", 400, nil)
 	b := writeResult(t, dir, "b.json", "2026-07-22 11:00", 400, nil)
 	c := writeResult(t, dir, "c.json", "2026-08-31 10:00", 800, func(r *loadtest.Result) {
-		r.FirstFailure, r.Verdict, r.Conclusion = 0, loadtest.Pass, "ran 2 of 2 steps"
+		r.FirstFailure, r.Verdict, r.Conclusion = 0, result.Pass, "ran 2 of 2 steps"
 	})
 
 	var stdout, stderr bytes.Buffer
@@ -92,7 +93,7 @@ func TestHistoryAddRefuses(t *testing.T) {
 	file := filepath.Join(dir, "history.jsonl")
 	ok := writeResult(t, dir, "a.json", "2026-07-22 09:00", 400, nil)
 	partial := writeResult(t, dir, "b.json", "2026-07-22 10:00", 400, func(r *loadtest.Result) {
-		r.Partial, r.Verdict, r.Conclusion = true, loadtest.Incomplete, "interrupted during step 2"
+		r.Partial, r.Verdict, r.Conclusion = true, result.Incomplete, "interrupted during step 2"
 	})
 	var stdout, stderr bytes.Buffer
 	assert.Equal(t, exitUsage, run([]string{"history", "add", "-file", file, ok, partial}, &stdout, &stderr))

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 func TestRunRenderCompareHistoryPlot(t *testing.T) {
@@ -25,7 +26,7 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 	var stdout bytes.Buffer
 	require.NoError(t, runCmd([]string{"-url", srv.URL, "-rates", "120,240", "-ramp", "0s", "-hold", "1s", "-o", out}, &stdout))
 	assert.Contains(t, stdout.String(), "**pass** — capacity **≥ 240 arrivals/s (the ladder's top; nothing near a limit)**")
-	res, err := loadtest.ReadResult(out)
+	res, err := result.ReadResult(out)
 	require.NoError(t, err)
 	assert.Len(t, res.Steps, 2)
 	assert.FileExists(t, filepath.Join(dir, "a.md"))
@@ -55,9 +56,9 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 	gold := filepath.Join(dir, "golden", "a.json")
 	stdout.Reset()
 	require.NoError(t, baseline([]string{"-o", gold, out, out}, &stdout))
-	b, err := loadtest.ReadBaseline(gold)
+	b, err := result.ReadBaseline(gold)
 	require.NoError(t, err)
-	assert.Equal(t, loadtest.Range{Min: 240, Max: 240}, b.Capacity)
+	assert.Equal(t, result.Range{Min: 240, Max: 240}, b.Capacity)
 	assert.Equal(t, 2, b.Runs)
 	assert.Len(t, b.Steps, 2)
 	// A baseline file compares as BASE too.
@@ -86,8 +87,8 @@ func TestRunRefusesRemoteTargets(t *testing.T) {
 // compare refuses results that do not compare, with exit status 2.
 func TestCompareRefusesMismatchedResults(t *testing.T) {
 	dir := t.TempDir()
-	res := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "TestA", Plan: loadtest.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 10, Hold: time.Second}}},
-		Environment: loadtest.Environment{CPUModel: "x", Cores: 2}, Capacity: 10, Verdict: loadtest.Pass}
+	res := &loadtest.Result{Schema: result.SchemaVersion, Scenario: "TestA", Plan: result.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 10, Hold: time.Second}}},
+		Environment: result.Environment{CPUModel: "x", Cores: 2}, Capacity: 10, Verdict: result.Pass}
 	write := func(name string, change func(r *loadtest.Result)) string {
 		r := *res
 		change(&r)

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/report"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // plot draws a result's figures (see report.Plots): by default the
@@ -36,7 +36,7 @@ func plot(args []string, stdout io.Writer) error {
 	if f != "svg" && f != "png" {
 		return fmt.Errorf("-format %q: give svg or png", f)
 	}
-	res, err := loadtest.ReadResult(fl.Arg(0))
+	res, err := result.ReadResult(fl.Arg(0))
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/headroom-dev/headroom/internal/files"
-	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/report"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // reportCmd writes the HTML report of a result beside it, or of every
@@ -36,7 +36,7 @@ func reportCmd(args []string, stdout io.Writer) error {
 		return err
 	}
 	if !st.IsDir() {
-		res, err := loadtest.ReadResult(arg)
+		res, err := result.ReadResult(arg)
 		if err != nil {
 			return err
 		}

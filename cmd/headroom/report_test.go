@@ -15,6 +15,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/report"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // stepped writes a result of two steps of kind get (and an observed kind
@@ -25,15 +26,15 @@ func stepped(t *testing.T, dir, name string) string {
 		for i, lvl := range []float64{400, 800} {
 			s := &loadtest.StepResult{Index: i, Step: loadtest.Step{Level: lvl, Hold: time.Second},
 				Start: r.Start.Add(time.Duration(i) * time.Second), End: r.Start.Add(time.Duration(i+1) * time.Second),
-				Offered: lvl, Achieved: lvl, Throughput: lvl * 0.99, Verdict: loadtest.Pass,
-				Kinds: []*loadtest.KindResult{
+				Offered: lvl, Achieved: lvl, Throughput: lvl * 0.99, Verdict: result.Pass,
+				Kinds: []*result.KindResult{
 					{Kind: "get", Outcomes: map[loadtest.Outcome]int64{loadtest.OK: int64(lvl * 0.99), loadtest.AppError: int64(lvl / 100)},
-						Latency: loadtest.Latencies{P50: 20 * time.Millisecond, P95: time.Duration(i+1) * 80 * time.Millisecond, P99: 300 * time.Millisecond, Max: time.Second}},
+						Latency: result.Latencies{P50: 20 * time.Millisecond, P95: time.Duration(i+1) * 80 * time.Millisecond, P99: 300 * time.Millisecond, Max: time.Second}},
 					{Kind: "fanout", Observed: true, Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 10000},
-						Latency: loadtest.Latencies{P50: time.Millisecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond}},
+						Latency: result.Latencies{P50: time.Millisecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond}},
 				}}
 			if i == 1 {
-				s.Verdict = loadtest.Fail
+				s.Verdict = result.Fail
 				s.Violations = []string{"p95 of get < 100ms: measured 160ms"}
 			}
 			r.Steps = append(r.Steps, s)
@@ -80,12 +81,12 @@ func TestRenderJSONRoundTrips(t *testing.T) {
 	dec := json.NewDecoder(&stdout)
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&got))
-	res, err := loadtest.ReadResult(a)
+	res, err := result.ReadResult(a)
 	require.NoError(t, err)
 	assert.Equal(t, report.Summarize(res), got)
 
 	assert.Equal(t, "TestLoad_Smoke", got.Scenario)
-	assert.Equal(t, loadtest.Fail, got.Verdict)
+	assert.Equal(t, result.Fail, got.Verdict)
 	assert.Equal(t, 400.0, got.Capacity)
 	assert.Equal(t, 800.0, got.FirstFailure)
 	assert.Equal(t, "get", got.PrimaryKind, "the observed kind is not the primary one")

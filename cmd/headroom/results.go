@@ -21,6 +21,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	caphistory "github.com/headroom-dev/headroom/loadtest/history"
 	"github.com/headroom-dev/headroom/loadtest/report"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 func render(args []string, stdout io.Writer) error {
@@ -58,7 +59,7 @@ func render(args []string, stdout io.Writer) error {
 			}
 			continue
 		}
-		res, err := loadtest.ReadResult(p)
+		res, err := result.ReadResult(p)
 		if err != nil {
 			return err
 		}
@@ -103,11 +104,11 @@ func compare(args []string, stdout io.Writer) error {
 	if fl.NArg() != 2 {
 		return fmt.Errorf("give two files: headroom compare BASE.json NEW.json (BASE a result or a baseline)")
 	}
-	cur, err := loadtest.ReadResult(fl.Arg(1))
+	cur, err := result.ReadResult(fl.Arg(1))
 	if err != nil {
 		return err
 	}
-	base, err := readBase(fl.Arg(0), loadtest.Tolerances{Capacity: *capTol, Latency: *latTol, ErrorRate: *errTol})
+	base, err := readBase(fl.Arg(0), result.Tolerances{Capacity: *capTol, Latency: *latTol, ErrorRate: *errTol})
 	if err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func compare(args []string, stdout io.Writer) error {
 
 // readBase reads path as a baseline, or as a result made into a one-run
 // baseline with tol.
-func readBase(path string, tol loadtest.Tolerances) (*loadtest.Baseline, error) {
+func readBase(path string, tol result.Tolerances) (*result.Baseline, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -149,16 +150,16 @@ func readBase(path string, tol loadtest.Tolerances) (*loadtest.Baseline, error) 
 		Runs *int `json:"runs"`
 	}
 	if json.Unmarshal(data, &head) == nil && head.Runs != nil {
-		return loadtest.ReadBaseline(path)
+		return result.ReadBaseline(path)
 	}
-	res, err := loadtest.ReadResult(path)
+	res, err := result.ReadResult(path)
 	if err != nil {
 		return nil, err
 	}
-	return loadtest.NewBaseline(tol, res)
+	return result.NewBaseline(tol, res)
 }
 
-func describePlan(p loadtest.PlanInfo) string {
+func describePlan(p result.PlanInfo) string {
 	if p.Type == "ladder" {
 		var levels []string
 		for _, s := range p.Steps {
@@ -225,7 +226,7 @@ func historyAdd(args []string, stdout io.Writer) error {
 	root, rootErr := files.ModuleRoot()
 	var rows []caphistory.Row
 	for _, p := range fl.Args() {
-		res, err := loadtest.ReadResult(p)
+		res, err := result.ReadResult(p)
 		if err != nil {
 			return err
 		}
@@ -347,7 +348,7 @@ func historyList(args []string, stdout io.Writer) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
 				return err
 			}
-			res, err := loadtest.ReadResult(path)
+			res, err := result.ReadResult(path)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "skipping %s: %v\n", path, err)
 				return nil
@@ -394,7 +395,7 @@ func baseline(args []string, stdout io.Writer) error {
 	}
 	var runs []*loadtest.Result
 	for _, p := range fl.Args() {
-		res, err := loadtest.ReadResult(p)
+		res, err := result.ReadResult(p)
 		if err != nil {
 			return err
 		}
@@ -403,7 +404,7 @@ func baseline(args []string, stdout io.Writer) error {
 		}
 		runs = append(runs, res)
 	}
-	b, err := loadtest.NewBaseline(loadtest.Tolerances{Capacity: *capTol, Latency: *latTol, ErrorRate: *errTol, LatencySlack: *slack}, runs...)
+	b, err := result.NewBaseline(result.Tolerances{Capacity: *capTol, Latency: *latTol, ErrorRate: *errTol, LatencySlack: *slack}, runs...)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/report"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // headerFlags collects repeated -header "Name: value" flags.
@@ -138,7 +139,7 @@ func runCmd(args []string, stdout io.Writer) error {
 		Checks:    checks,
 		Seed:      *seed,
 		Params:    params,
-		System:    loadtest.System{Backend: "external"},
+		System:    result.System{Backend: "external"},
 		Logf:      func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 		Shard:     sh,
 		OnStep:    keepStep(sh, *out, *emit, stdout),

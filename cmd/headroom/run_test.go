@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // The pool is sized from the plan: a server that stalls 200 ms every second
@@ -36,17 +36,17 @@ func TestRunSizesItsPool(t *testing.T) {
 	args := []string{"-url", srv.URL, "-rates", "2000", "-ramp", "1s", "-hold", "3s", "-timeout", "5s"}
 	var stdout bytes.Buffer
 	err := runCmd(append(args, "-o", filepath.Join(dir, "sized.json")), &stdout)
-	res, rerr := loadtest.ReadResult(filepath.Join(dir, "sized.json"))
+	res, rerr := result.ReadResult(filepath.Join(dir, "sized.json"))
 	require.NoError(t, rerr)
 	assert.Equal(t, "2200", res.Params["conns"], "2,000/s × the 1 s p95 bound, a tenth to spare")
 	s := res.Steps[0]
-	require.NotEqual(t, loadtest.Invalid, s.Verdict, "%v (%v)", s.Self.Reasons, err)
+	require.NotEqual(t, result.Invalid, s.Verdict, "%v (%v)", s.Self.Reasons, err)
 	// A fifth of the arrivals wait out the stall: p99 near 200 ms, p95 near 150.
 	assert.InDelta(t, 195, float64(s.Kind("get").Latency.P99)/1e6, 30)
 
 	stdout.Reset()
 	_ = runCmd(append(args, "-conns", "32", "-o", filepath.Join(dir, "small.json")), &stdout)
-	small, rerr := loadtest.ReadResult(filepath.Join(dir, "small.json"))
+	small, rerr := result.ReadResult(filepath.Join(dir, "small.json"))
 	require.NoError(t, rerr)
 	why := strings.Join(small.Steps[0].Self.Reasons, "\n")
 	assert.Contains(t, why, "a client's connection pool is smaller than the load needs: raise -conns")

@@ -11,32 +11,33 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 	"github.com/headroom-dev/headroom/loadtest/shard"
 )
 
 // parseShard reads -shard I/N, -start-at and -step-gap; the zero Shard when
 // -shard is not given.
-func parseShard(spec, startAt string, gap time.Duration) (loadtest.Shard, error) {
+func parseShard(spec, startAt string, gap time.Duration) (result.Shard, error) {
 	if spec == "" {
 		if startAt != "" {
-			return loadtest.Shard{}, errors.New("-start-at is for shards; give -shard I/N too (0/1 for one aligned process)")
+			return result.Shard{}, errors.New("-start-at is for shards; give -shard I/N too (0/1 for one aligned process)")
 		}
-		return loadtest.Shard{}, nil
+		return result.Shard{}, nil
 	}
 	i, n, ok := strings.Cut(spec, "/")
 	idx, err1 := strconv.Atoi(i)
 	count, err2 := strconv.Atoi(n)
 	if !ok || err1 != nil || err2 != nil || count < 1 || idx < 0 || idx >= count {
-		return loadtest.Shard{}, fmt.Errorf("-shard %q: write I/N with 0 <= I < N, e.g. -shard 0/3", spec)
+		return result.Shard{}, fmt.Errorf("-shard %q: write I/N with 0 <= I < N, e.g. -shard 0/3", spec)
 	}
 	if startAt == "" {
-		return loadtest.Shard{}, errors.New("-shard needs -start-at, the same instant for every shard, e.g. -start-at " + time.Now().Add(time.Minute).UTC().Truncate(time.Second).Format(time.RFC3339))
+		return result.Shard{}, errors.New("-shard needs -start-at, the same instant for every shard, e.g. -start-at " + time.Now().Add(time.Minute).UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
 	at, err := time.Parse(time.RFC3339Nano, startAt)
 	if err != nil {
-		return loadtest.Shard{}, fmt.Errorf("-start-at %q: give an RFC 3339 instant, e.g. 2026-12-01T12:00:00Z", startAt)
+		return result.Shard{}, fmt.Errorf("-start-at %q: give an RFC 3339 instant, e.g. 2026-12-01T12:00:00Z", startAt)
 	}
-	return loadtest.Shard{Index: idx, Count: count, StartAt: at, Gap: gap}, nil
+	return result.Shard{Index: idx, Count: count, StartAt: at, Gap: gap}, nil
 }
 
 // cliChecks are headroom run's checks, from its flags; headroom merge
@@ -55,7 +56,7 @@ func cliChecks(kind string, p95, p99 time.Duration, maxErr float64) []loadtest.C
 // keepStep returns the OnStep of a run: a shard rewrites its result file
 // after every step, and -emit-result prints the result so far to stdout,
 // so that a shard killed mid-run leaves the steps it finished.
-func keepStep(sh loadtest.Shard, out string, emit bool, stdout io.Writer) func(*loadtest.Result) {
+func keepStep(sh result.Shard, out string, emit bool, stdout io.Writer) func(*loadtest.Result) {
 	if (sh.Count == 0 || out == "") && !emit {
 		return nil
 	}

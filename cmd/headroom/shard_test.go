@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 var (
@@ -164,9 +165,9 @@ func TestLocalShardsMatchSingle(t *testing.T) {
 	code := run([]string{"merge", "-o", merged, filepath.Join(dir, "shard0.json"), filepath.Join(dir, "shard1.json"), log.Name()}, &stdout, &stderr)
 	require.NotEqual(t, exitUsage, code, "%s%s", stdout.String(), stderr.String())
 
-	s, err := loadtest.ReadResult(filepath.Join(dir, "single.json"))
+	s, err := result.ReadResult(filepath.Join(dir, "single.json"))
 	require.NoError(t, err)
-	m, err := loadtest.ReadResult(merged)
+	m, err := result.ReadResult(merged)
 	require.NoError(t, err)
 	compareMerged(t, s, m, 3)
 	assert.Equal(t, "3", m.Params["shards"])
@@ -205,12 +206,12 @@ func TestShardKilledMidStep(t *testing.T) {
 	code := run([]string{"merge", "-o", filepath.Join(dir, "merged.json"),
 		filepath.Join(dir, "shard0.json"), filepath.Join(dir, "shard1.json"), filepath.Join(dir, "shard2.json")}, &stdout, &stderr)
 	assert.Equal(t, exitInvalid, code, "%s%s", stdout.String(), stderr.String())
-	m, err := loadtest.ReadResult(filepath.Join(dir, "merged.json"))
+	m, err := result.ReadResult(filepath.Join(dir, "merged.json"))
 	require.NoError(t, err)
 	require.Len(t, m.Steps, 2)
-	assert.Equal(t, loadtest.Pass, m.Steps[0].Verdict, "%q", m.Steps[0].Self.Reasons)
+	assert.Equal(t, result.Pass, m.Steps[0].Verdict, "%q", m.Steps[0].Self.Reasons)
 	s2 := m.Steps[1]
-	assert.Equal(t, loadtest.Invalid, s2.Verdict)
+	assert.Equal(t, result.Invalid, s2.Verdict)
 	why := strings.Join(s2.Self.Reasons, "\n")
 	assert.Contains(t, why, "shard 2 of 3 has no result for step 2: it stopped (killed?) after 1 steps — the step's rate would be silently low")
 	assert.Contains(t, stdout.String(), "shard 2 of 3 has no result for step 2")

@@ -63,3 +63,15 @@ func Commit(c string) string {
 	}
 	return c
 }
+
+// Pct prints a fraction as a percentage of three significant digits:
+// 0.0123 is "1.23%".
+func Pct(f float64) string { return fmt.Sprintf("%.3g%%", f*100) }
+
+// FirstOr returns the first of ss, or def when there is none.
+func FirstOr(ss []string, def string) string {
+	if len(ss) > 0 {
+		return ss[0]
+	}
+	return def
+}

@@ -32,3 +32,13 @@ func TestCommit(t *testing.T) {
 	assert.Equal(t, "unknown", Commit(""))
 	assert.Equal(t, "abc", Commit("abc"))
 }
+
+func TestPct(t *testing.T) {
+	assert.Equal(t, "1.23%", Pct(0.0123))
+	assert.Equal(t, "0%", Pct(0))
+}
+
+func TestFirstOr(t *testing.T) {
+	assert.Equal(t, "a", FirstOr([]string{"a", "b"}, "none"))
+	assert.Equal(t, "none", FirstOr(nil, "none"))
+}

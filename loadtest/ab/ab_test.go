@@ -19,6 +19,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // trial is the shape of one synthetic trial: the relay's CPU per request
@@ -83,7 +84,7 @@ func (tr trial) result(r *rand.Rand) *loadtest.Result {
 	}
 	const secs = 10.0
 	var ok int64
-	var results []*loadtest.KindResult
+	var results []*result.KindResult
 	for _, k := range kinds {
 		h := hdrhistogram.New(1, 10_000_000, 2) // µs up to 10 s, 1% resolution
 		lat := k.latency * machine * jitter(latNoise/2) * stray
@@ -100,7 +101,7 @@ func (tr trial) result(r *rand.Rand) *loadtest.Result {
 				failed++
 			}
 		}
-		kr := &loadtest.KindResult{Kind: k.name, Observed: k.observed, Histogram: string(enc),
+		kr := &result.KindResult{Kind: k.name, Observed: k.observed, Histogram: string(enc),
 			Outcomes: map[loadtest.Outcome]int64{loadtest.OK: int64(k.n) - failed}}
 		if failed > 0 {
 			kr.Outcomes[loadtest.HTTP5xx] = failed
@@ -113,13 +114,13 @@ func (tr trial) result(r *rand.Rand) *loadtest.Result {
 	cores := func(perOK float64) float64 { return perOK * jitter(tr.noise) * 1e-6 * float64(ok) / secs }
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	return &loadtest.Result{
-		Scenario: "TestLoad_X", Verdict: loadtest.Pass,
-		Environment: loadtest.Environment{System: loadtest.System{Components: []loadtest.Component{
-			{Name: "relay", Role: loadtest.RoleTarget}, {Name: "postgres", Role: loadtest.RoleDatabase}, {Name: "caddy", Role: loadtest.RoleProxy}}}},
+		Scenario: "TestLoad_X", Verdict: result.Pass,
+		Environment: result.Environment{System: result.System{Components: []result.Component{
+			{Name: "relay", Role: result.RoleTarget}, {Name: "postgres", Role: result.RoleDatabase}, {Name: "caddy", Role: result.RoleProxy}}}},
 		Steps: []*loadtest.StepResult{{
-			Step: loadtest.Step{Level: 100, Hold: 10 * time.Second}, Start: start, End: start.Add(10 * time.Second), Verdict: loadtest.Pass,
+			Step: loadtest.Step{Level: 100, Hold: 10 * time.Second}, Start: start, End: start.Add(10 * time.Second), Verdict: result.Pass,
 			Kinds: results,
-			Resources: []loadtest.SeriesSummary{
+			Resources: []result.SeriesSummary{
 				{Component: "relay", Metric: "cpu", Unit: "cores", Mean: cores(tr.relayCPU * (1 + (stray-1)*0.4))},
 				{Component: "postgres", Metric: "cpu", Unit: "cores", Mean: cores(tr.pgCPU)},
 				{Component: "caddy", Metric: "cpu", Unit: "cores", Mean: cores(50)},
@@ -471,8 +472,8 @@ func TestRejectedTrials(t *testing.T) {
 			return nil, errors.New("the target did not build")
 		case arm == ab.B:
 			res := base.result(r)
-			res.Steps[0].Verdict = loadtest.Invalid
-			res.Verdict = loadtest.Invalid
+			res.Steps[0].Verdict = result.Invalid
+			res.Verdict = result.Invalid
 			return []*loadtest.Result{res}, nil
 		}
 		return []*loadtest.Result{base.result(r)}, nil

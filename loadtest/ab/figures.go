@@ -8,6 +8,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Figure is one number a trial yields, compared between the arms.
@@ -101,7 +102,7 @@ func figuresOf(res *loadtest.Result) (fv figureValues, ok bool) {
 	fv.values, fv.samples = map[string]float64{}, map[string]int64{}
 	var steps []*loadtest.StepResult
 	for _, s := range res.Steps {
-		if s.Verdict == loadtest.Pass || s.Verdict == loadtest.Fail {
+		if s.Verdict == result.Pass || s.Verdict == result.Fail {
 			steps = append(steps, s)
 		}
 	}
@@ -189,7 +190,7 @@ func tallyKinds(steps []*loadtest.StepResult) []*kindTally {
 }
 
 // decode returns a copy of a kind's latency histogram (µs), or nil.
-func decode(k *loadtest.KindResult) *hdrhistogram.Histogram {
+func decode(k *result.KindResult) *hdrhistogram.Histogram {
 	if k.Histogram == "" {
 		return nil
 	}
@@ -222,7 +223,7 @@ func componentCosts(res *loadtest.Result, steps []*loadtest.StepResult) []cost {
 			if !seen {
 				i = len(out)
 				index[name] = i
-				out = append(out, cost{name: name, primary: kind == loadtest.RoleTarget || kind == loadtest.RoleDatabase})
+				out = append(out, cost{name: name, primary: kind == result.RoleTarget || kind == result.RoleDatabase})
 			}
 			out[i].cpuSeconds += r.Mean * s.Seconds()
 		}

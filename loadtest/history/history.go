@@ -32,7 +32,7 @@
 //   - held the same checks (the result's Checks, in any order): a changed
 //     SLO bar changes what the capacity means;
 //   - were measured in the same environment class (CPU model, cores,
-//     backend, target limits: [loadtest.Environment.Class]);
+//     backend, target limits: [result.Environment.Class]);
 //   - were both -short runs or both full runs;
 //   - set the same workload knobs: the result's Params whose names are
 //     environment knobs (upper case, such as GAP or SUBSCRIBERS), except
@@ -77,6 +77,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Schema is the version of the row format. It changes when a field changes
@@ -116,7 +117,7 @@ type Row struct {
 	// Capacity.
 	LowerBound bool `json:"lower_bound,omitempty"`
 	// Verdict is the result's: pass, fail or invalid (never incomplete).
-	Verdict loadtest.Verdict `json:"verdict"`
+	Verdict result.Verdict `json:"verdict"`
 	// Partial is the result's: the run was interrupted. Such rows are
 	// refused.
 	Partial bool `json:"partial,omitempty"`
@@ -195,7 +196,7 @@ func RowFromResult(res *loadtest.Result, note string) Row {
 // date, a row of a newer format.
 func (r Row) Validate() error {
 	switch {
-	case r.Partial || r.Verdict == loadtest.Incomplete:
+	case r.Partial || r.Verdict == result.Incomplete:
 		why := strings.TrimSuffix(r.Conclusion, ".")
 		if why == "" {
 			why = "the run did not finish"
@@ -243,7 +244,7 @@ func lowerBound(res *loadtest.Result) bool {
 }
 
 // planKey describes what of plan p decides the figure.
-func planKey(p loadtest.PlanInfo) string {
+func planKey(p result.PlanInfo) string {
 	switch {
 	case p.Type == "ladder":
 		var levels, each []string
@@ -470,7 +471,7 @@ func Order(rows []Row, scenario string) []Row {
 			}
 			for m := n - 1; m >= since; m-- {
 				p := &asc[idx[m]]
-				if p.Verdict != loadtest.Invalid && p.Verdict != loadtest.Incomplete && len(differences(p, cur)) == 0 {
+				if p.Verdict != result.Invalid && p.Verdict != result.Incomplete && len(differences(p, cur)) == 0 {
 					cur.Previous, cur.previousAdjacent = p, m == n-1
 					break
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/history"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 const (
@@ -37,7 +38,7 @@ func at(s string) time.Time {
 func row(date, commit string, capacity float64, change func(r *history.Row)) history.Row {
 	r := history.Row{Schema: history.Schema, Date: at(date), Scenario: "TestLoad_Smoke", Commit: commit,
 		Model: "users", Unit: "users", Plan: "ladder", PlanKey: "ladder 9000,9700,10000 (ramp 30s, hold 1m30s)",
-		Capacity: capacity, FirstFailure: capacity + 300, Verdict: loadtest.Fail, Class: classA,
+		Capacity: capacity, FirstFailure: capacity + 300, Verdict: result.Fail, Class: classA,
 		Checks: []string{"no component stopped unexpectedly", "p95 of tools/call below 15s"},
 		Params: map[string]string{"GAP": "90s", "USERS": "9000,9700,10000", "population": "dated " + date}}
 	if change != nil {
@@ -57,7 +58,7 @@ func historyRows() []history.Row {
 		}),
 		row("2026-07-22 15:00", "ddddddd0000", 12000, func(r *history.Row) { r.Class, r.Note = classB, "Measured on the bigger runner" }),
 		row("2026-08-01 08:00", "eeeeeee0000", 10000, func(r *history.Row) {
-			r.FirstFailure, r.LowerBound, r.Verdict, r.Note = 0, true, loadtest.Pass, "Pool size | 2x"
+			r.FirstFailure, r.LowerBound, r.Verdict, r.Note = 0, true, result.Pass, "Pool size | 2x"
 		}),
 		row("2026-08-31 12:00", "fffffff0000", 8859, func(r *history.Row) {
 			r.NewBaseline, r.Note = true, "Workload model rebuilt from measured production traffic"
@@ -122,7 +123,7 @@ func TestHistory_Order_NewestFirstNumberedByDay(t *testing.T) {
 func TestHistory_Order_Comparability(t *testing.T) {
 	rows := []history.Row{
 		row("2026-07-01 10:00", "a", 1000, nil),
-		row("2026-07-02 10:00", "b", 3000, func(r *history.Row) { r.Verdict = loadtest.Invalid }),
+		row("2026-07-02 10:00", "b", 3000, func(r *history.Row) { r.Verdict = result.Invalid }),
 		row("2026-07-03 10:00", "c", 1100, func(r *history.Row) { r.Params["SEED"], r.Params["USERS"] = "7", "1,2" }),
 		row("2026-07-04 10:00", "d", 1100, func(r *history.Row) { r.Params["GAP"] = "30s" }),
 		row("2026-07-05 10:00", "e", 1100, func(r *history.Row) { r.Short = true }),
@@ -162,7 +163,7 @@ func TestHistory_Markdown_ScenariosAndUnits(t *testing.T) {
 	rows := []history.Row{
 		row("2026-07-01 10:00", "a", 800, nil),
 		row("2026-07-01 11:00", "b", 400, func(r *history.Row) {
-			r.Scenario, r.Model, r.Unit, r.Capacity, r.FirstFailure, r.Verdict = "TestLoad_PlainHTTP", "arrivals", "arrivals/s", 0, 100, loadtest.Fail
+			r.Scenario, r.Model, r.Unit, r.Capacity, r.FirstFailure, r.Verdict = "TestLoad_PlainHTTP", "arrivals", "arrivals/s", 0, 100, result.Fail
 		}),
 		row("2026-07-01 12:00", "c", 900, func(r *history.Row) { r.Scenario = "TestLoad_Smoke/backend=docker" }),
 	}
@@ -182,12 +183,12 @@ func TestHistory_Markdown_ScenariosAndUnits(t *testing.T) {
 		"2026-07-01  b       < 100       —       fail     —\n", text)
 }
 
-func result(change func(r *loadtest.Result)) *loadtest.Result {
-	r := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "TestKnee", Model: "users", Checks: []string{"no component stopped unexpectedly"},
-		Plan:   loadtest.PlanInfo{Type: "knee", Knee: &loadtest.Knee{Start: 100, Factor: 2, Max: 1000, Hold: 5 * time.Second}},
+func sample(change func(r *loadtest.Result)) *loadtest.Result {
+	r := &loadtest.Result{Schema: result.SchemaVersion, Scenario: "TestKnee", Model: "users", Checks: []string{"no component stopped unexpectedly"},
+		Plan:   result.PlanInfo{Type: "knee", Knee: &result.KneeParams{Start: 100, Factor: 2, Max: 1000, Hold: 5 * time.Second}},
 		Params: map[string]string{"SUBSCRIBERS": "200"}, Start: at("2026-07-22 09:30").In(time.FixedZone("CEST", 7200)),
-		Provenance:  loadtest.Provenance{Commit: "0123456789abcdef", Dirty: true, Command: "go test -tags load -run TestKnee ./loadtest/scenarios"},
-		Environment: loadtest.Environment{Class: classA}, Capacity: 1000, Verdict: loadtest.Pass,
+		Provenance:  result.Provenance{Commit: "0123456789abcdef", Dirty: true, Command: "go test -tags load -run TestKnee ./loadtest/scenarios"},
+		Environment: result.Environment{Class: classA}, Capacity: 1000, Verdict: result.Pass,
 		Conclusion: "no breach up to the maximum level 1000; capacity is at least 1000 — raise Max to search further"}
 	if change != nil {
 		change(r)
@@ -196,19 +197,19 @@ func result(change func(r *loadtest.Result)) *loadtest.Result {
 }
 
 func TestHistory_RowFromResult(t *testing.T) {
-	r := history.RowFromResult(result(nil), "  Raised the pool  ")
+	r := history.RowFromResult(sample(nil), "  Raised the pool  ")
 	assert.Equal(t, history.Row{Schema: history.Schema, Date: at("2026-07-22 09:30"), Scenario: "TestKnee",
 		Commit: "0123456789abcdef", Dirty: true, Model: "users", Unit: "users", Plan: "knee",
-		PlanKey: "knee ±10% (ramp 0s, hold 5s, 1 trial(s))", Capacity: 1000, LowerBound: true, Verdict: loadtest.Pass,
-		Class: classA, Checks: []string{"no component stopped unexpectedly"}, Params: map[string]string{"SUBSCRIBERS": "200"}, Conclusion: result(nil).Conclusion,
+		PlanKey: "knee ±10% (ramp 0s, hold 5s, 1 trial(s))", Capacity: 1000, LowerBound: true, Verdict: result.Pass,
+		Class: classA, Checks: []string{"no component stopped unexpectedly"}, Params: map[string]string{"SUBSCRIBERS": "200"}, Conclusion: sample(nil).Conclusion,
 		Command: "go test -tags load -run TestKnee ./loadtest/scenarios", Note: "Raised the pool"}, r)
 	assert.Equal(t, time.UTC, r.Date.Location())
 
 	// A knee that bracketed its knee is no lower bound; its search's
 	// maximum does not decide comparability.
-	knee := history.RowFromResult(result(func(r *loadtest.Result) {
+	knee := history.RowFromResult(sample(func(r *loadtest.Result) {
 		r.Capacity, r.FirstFailure, r.Conclusion = 730, 800, "knee between 730 (pass) and 800 (fail), within 10%"
-		r.Plan.Knee = &loadtest.Knee{Start: 100, Factor: 2, Max: 5000, Hold: 5 * time.Second}
+		r.Plan.Knee = &result.KneeParams{Start: 100, Factor: 2, Max: 5000, Hold: 5 * time.Second}
 	}), "")
 	assert.False(t, knee.LowerBound)
 	assert.Equal(t, r.PlanKey, knee.PlanKey)
@@ -216,31 +217,31 @@ func TestHistory_RowFromResult(t *testing.T) {
 	assert.Contains(t, history.Markdown([]history.Row{knee, r}, ""), "| 2026-07-22 (2) | `0123456` (dirty) | **≥ 1,000** | ≥ +37.0% | Raised the pool |")
 
 	// A ladder whose every step passed: at least its top level.
-	ladder := history.RowFromResult(result(func(r *loadtest.Result) {
+	ladder := history.RowFromResult(sample(func(r *loadtest.Result) {
 		r.Model, r.Conclusion = "arrivals", "ran 2 of 2 steps"
-		r.Plan = loadtest.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 500, Hold: time.Second}, {Level: 1000, Ramp: time.Second, Hold: time.Second}}}
+		r.Plan = result.PlanInfo{Type: "ladder", Steps: []loadtest.Step{{Level: 500, Hold: time.Second}, {Level: 1000, Ramp: time.Second, Hold: time.Second}}}
 	}), "")
 	assert.True(t, ladder.LowerBound)
 	assert.Equal(t, "arrivals/s", ladder.Unit)
 	assert.Equal(t, "ladder 500 (ramp 0s, hold 1s), 1000 (ramp 1s, hold 1s)", ladder.PlanKey)
 
 	// A custom workload's knobs tell the unit.
-	custom := history.RowFromResult(result(func(r *loadtest.Result) { r.Model, r.Params = "custom", map[string]string{"RATES": "1,2"} }), "")
+	custom := history.RowFromResult(sample(func(r *loadtest.Result) { r.Model, r.Params = "custom", map[string]string{"RATES": "1,2"} }), "")
 	assert.Equal(t, "arrivals/s", custom.Unit)
-	custom = history.RowFromResult(result(func(r *loadtest.Result) { r.Model, r.Params = "custom", nil }), "")
+	custom = history.RowFromResult(sample(func(r *loadtest.Result) { r.Model, r.Params = "custom", nil }), "")
 	assert.Empty(t, custom.Unit)
 }
 
 func TestHistory_Append_RefusesIncompleteResults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "h", "history.jsonl")
-	ok := history.RowFromResult(result(nil), "")
+	ok := history.RowFromResult(sample(nil), "")
 	for _, change := range []func(r *loadtest.Result){
 		func(r *loadtest.Result) {
-			r.Partial, r.Verdict, r.Conclusion = true, loadtest.Incomplete, "interrupted at step 2"
+			r.Partial, r.Verdict, r.Conclusion = true, result.Incomplete, "interrupted at step 2"
 		},
-		func(r *loadtest.Result) { r.Verdict, r.Conclusion = loadtest.Incomplete, "" },
+		func(r *loadtest.Result) { r.Verdict, r.Conclusion = result.Incomplete, "" },
 	} {
-		bad := history.RowFromResult(result(change), "")
+		bad := history.RowFromResult(sample(change), "")
 		err := history.Append(path, ok, bad)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "incomplete result")

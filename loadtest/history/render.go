@@ -7,7 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/headroom-dev/headroom/internal/format"
-	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Legend explains the table's marks; Markdown prints it under the table.
@@ -100,7 +100,7 @@ type renderedRow struct {
 	dirty                   bool
 	figure, suffix, change  string
 	bold                    bool
-	verdict                 loadtest.Verdict
+	verdict                 result.Verdict
 	what                    string
 }
 
@@ -129,7 +129,7 @@ func table(rows []Row, scenario string) renderedTable {
 			rr.figure += " " + r.Unit
 		}
 		rr.bold = r.Previous == nil || headline(*r.Previous) != headline(r)
-		if r.Verdict == loadtest.Invalid {
+		if r.Verdict == result.Invalid {
 			rr.suffix += " (invalid)"
 		}
 		if r.Short {

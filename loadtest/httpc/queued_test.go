@@ -11,6 +11,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // A pool too small for the load queues requests inside the generator: the
@@ -24,12 +25,12 @@ func TestPoolTooSmallMakesTheStepInvalid(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, tc := range []struct {
 		conns   int
-		verdict loadtest.Verdict
+		verdict result.Verdict
 	}{
 		// 200/s × 50 ms = 10 in flight through 2 connections: requests queue.
-		{2, loadtest.Invalid},
+		{2, result.Invalid},
 		// 64 connections: nothing waits.
-		{64, loadtest.Pass},
+		{64, result.Pass},
 	} {
 		c, err := httpc.New(httpc.Options{MaxConnsPerHost: tc.conns})
 		require.NoError(t, err)
@@ -45,7 +46,7 @@ func TestPoolTooSmallMakesTheStepInvalid(t *testing.T) {
 		require.NoError(t, err)
 		s := res.Steps[0]
 		assert.Equal(t, tc.verdict, s.Verdict, "conns %d: %+v", tc.conns, s.Self)
-		if tc.verdict == loadtest.Invalid {
+		if tc.verdict == result.Invalid {
 			assert.Greater(t, s.Self.QueuedP99, 100*time.Millisecond)
 			require.NotEmpty(t, s.Self.Reasons)
 			assert.Contains(t, s.Self.Reasons[0], "raise httpc.Options.MaxConnsPerHost")

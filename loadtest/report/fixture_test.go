@@ -9,11 +9,12 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // kind makes a kind's figures of n samples around median (lognormal), of
 // which errs failed.
-func kind(t testing.TB, name string, n, errs int64, median time.Duration, observed bool, rng *rand.Rand) *loadtest.KindResult {
+func kind(t testing.TB, name string, n, errs int64, median time.Duration, observed bool, rng *rand.Rand) *result.KindResult {
 	t.Helper()
 	h := hdrhistogram.New(1, 600_000_000, 3)
 	for range n {
@@ -25,8 +26,8 @@ func kind(t testing.TB, name string, n, errs int64, median time.Duration, observ
 		t.Fatal(err)
 	}
 	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	k := &loadtest.KindResult{Kind: name, Outcomes: map[loadtest.Outcome]int64{loadtest.OK: n - errs}, Observed: observed,
-		Histogram: string(enc), Latency: loadtest.Latencies{
+	k := &result.KindResult{Kind: name, Outcomes: map[loadtest.Outcome]int64{loadtest.OK: n - errs}, Observed: observed,
+		Histogram: string(enc), Latency: result.Latencies{
 			P50: us(h.ValueAtPercentile(50)), P90: us(h.ValueAtPercentile(90)), P95: us(h.ValueAtPercentile(95)),
 			P99: us(h.ValueAtPercentile(99)), P999: us(h.ValueAtPercentile(99.9)), Max: us(h.Max()),
 			Mean: time.Duration(h.Mean() * float64(time.Microsecond)),
@@ -49,8 +50,8 @@ func fixture(t testing.TB) *loadtest.Result {
 	rng := rand.New(rand.NewPCG(1, 2))
 	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	res := &loadtest.Result{
-		Schema: loadtest.SchemaVersion, Scenario: "TestLoad_Fixture/users=40", Model: "users",
-		Plan: loadtest.PlanInfo{Type: "ladder", Steps: []loadtest.Step{
+		Schema: result.SchemaVersion, Scenario: "TestLoad_Fixture/users=40", Model: "users",
+		Plan: result.PlanInfo{Type: "ladder", Steps: []loadtest.Step{
 			{Level: 10, Ramp: 2 * time.Second, Hold: 10 * time.Second},
 			{Level: 20, Ramp: 2 * time.Second, Hold: 10 * time.Second},
 			{Level: 40, Ramp: 2 * time.Second, Hold: 10 * time.Second},
@@ -58,56 +59,56 @@ func fixture(t testing.TB) *loadtest.Result {
 		Checks: []string{"p95 of tools/call < 250ms", "p99 of tools/call < 1s", "failures of all requests < 1%", "p95 of fanout < 50ms"},
 		Params: map[string]string{"users": "40", "backend": "local"}, Seed: 7,
 		Start: start, End: start.Add(40 * time.Second),
-		Provenance: loadtest.Provenance{Commit: "0123456789abcdef0123456789abcdef01234567", Command: "go test -tags load -run 'TestLoad_Fixture/users=40' ./loadtest/scenarios",
+		Provenance: result.Provenance{Commit: "0123456789abcdef0123456789abcdef01234567", Command: "go test -tags load -run 'TestLoad_Fixture/users=40' ./loadtest/scenarios",
 			Args: []string{"scenarios.test", "-test.run=TestLoad_Fixture"}, Env: map[string]string{"LOADTEST_TARGET": "http://127.0.0.1:8080/"}},
-		Environment: loadtest.Environment{CPUModel: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, Kernel: "6.1", OS: "Debian GNU/Linux 12", Memory: 8 << 30, Go: "go1.26",
-			System: loadtest.System{Backend: "local", CPUs: 1, Memory: 256 << 20, Components: []loadtest.Component{{Name: "relay", Role: loadtest.RoleTarget, Version: "dev"}}}},
-		Capacity: 20, FirstFailure: 40, Verdict: loadtest.Fail,
+		Environment: result.Environment{CPUModel: "AMD EPYC", Cores: 2, GOMAXPROCS: 2, Kernel: "6.1", OS: "Debian GNU/Linux 12", Memory: 8 << 30, Go: "go1.26",
+			System: result.System{Backend: "local", CPUs: 1, Memory: 256 << 20, Components: []result.Component{{Name: "relay", Role: result.RoleTarget, Version: "dev"}}}},
+		Capacity: 20, FirstFailure: 40, Verdict: result.Fail,
 		Conclusion: "ladder stopped after step 3 (level 40) was fail",
-		Findings:   []loadtest.Finding{{Name: "relay memory per user", Value: 1 << 20, Low: 900 << 10, High: 1100 << 10, Unit: "bytes"}},
-		Baseline:   &loadtest.Comparison{Path: "testdata/golden/TestLoad_Fixture/users=40.json", Compared: 12, Regressions: []string{"capacity 30 → 20 (-33%)"}},
+		Findings:   []result.Finding{{Name: "relay memory per user", Value: 1 << 20, Low: 900 << 10, High: 1100 << 10, Unit: "bytes"}},
+		Baseline:   &result.Comparison{Path: "testdata/golden/TestLoad_Fixture/users=40.json", Compared: 12, Regressions: []string{"capacity 30 → 20 (-33%)"}},
 	}
 	medians := []time.Duration{40 * time.Millisecond, 90 * time.Millisecond, 300 * time.Millisecond}
 	for i, st := range res.Plan.Steps {
 		from := start.Add(time.Duration(i*13+2) * time.Second)
 		s := &loadtest.StepResult{Index: i, Step: st, Start: from, End: from.Add(10 * time.Second),
-			Offered: st.Level * 10, Achieved: st.Level * 9.9, Throughput: st.Level * 9.8, Verdict: loadtest.Pass,
-			Self: loadtest.SelfCheckResult{ScheduleLagP99: 300 * time.Microsecond, CPU: 0.1, Memory: 30 << 20, MemoryLimit: 8 << 30, Files: 40, FileLimit: 1024},
-			Resources: []loadtest.SeriesSummary{
+			Offered: st.Level * 10, Achieved: st.Level * 9.9, Throughput: st.Level * 9.8, Verdict: result.Pass,
+			Self: result.SelfCheckResult{ScheduleLagP99: 300 * time.Microsecond, CPU: 0.1, Memory: 30 << 20, MemoryLimit: 8 << 30, Files: 40, FileLimit: 1024},
+			Resources: []result.SeriesSummary{
 				{Component: "relay", Metric: "cpu", Unit: "cores", Mean: 0.2 * float64(i+1), Max: 0.3 * float64(i+1), Samples: 10, Limit: 1},
 				{Component: "relay", Metric: "memory", Unit: "bytes", Mean: float64(40+20*i) * (1 << 20), Max: float64(50+20*i) * (1 << 20), Samples: 10, Limit: 256 << 20},
 			}}
-		s.Kinds = []*loadtest.KindResult{
+		s.Kinds = []*result.KindResult{
 			kind(t, "tools/call", int64(st.Level*100), int64(i*i), medians[i], false, rng),
 			kind(t, "tools/list", int64(st.Level*10), 0, medians[i]/4, false, rng),
 			kind(t, "fanout", int64(st.Level*600), 0, 5*time.Millisecond*time.Duration(i+1), true, rng),
 		}
 		if i == 2 {
-			s.Verdict = loadtest.Fail
+			s.Verdict = result.Fail
 			s.Violations = []string{"p95 of tools/call < 250ms: measured 612.3ms"}
 			s.Saturated = []string{"relay cpu: mean 0.95 of 1 cores (95%)"}
-			s.Profiles = []loadtest.Profile{{Component: "relay", Type: "cpu", Path: "users=40.profiles/step3 relay.cpu.pprof"}}
+			s.Profiles = []result.Profile{{Component: "relay", Type: "cpu", Path: "users=40.profiles/step3 relay.cpu.pprof"}}
 		}
 		res.Steps = append(res.Steps, s)
 	}
 
 	// The timeline: one window a second, ramps of 2 s, holds of 10 s,
 	// drains of 1 s.
-	tl := &loadtest.Timeline{Every: time.Second, Start: start}
-	call := &loadtest.KindSeries{Kind: "tools/call"}
-	list := &loadtest.KindSeries{Kind: "tools/list"}
-	fan := &loadtest.KindSeries{Kind: "fanout", Observed: true}
-	tl.Kinds = []*loadtest.KindSeries{call, list, fan}
+	tl := &result.Timeline{Every: time.Second, Start: start}
+	call := &result.KindSeries{Kind: "tools/call"}
+	list := &result.KindSeries{Kind: "tools/list"}
+	fan := &result.KindSeries{Kind: "fanout", Observed: true}
+	tl.Kinds = []*result.KindSeries{call, list, fan}
 	for i, st := range res.Plan.Steps {
 		base := float64(i * 13)
 		tl.Phases = append(tl.Phases,
-			loadtest.Phase{Step: i, Name: "ramp", Level: st.Level, From: base, To: base + 2},
-			loadtest.Phase{Step: i, Name: "hold", Level: st.Level, From: base + 2, To: base + 12},
-			loadtest.Phase{Step: i, Name: "drain", Level: st.Level, From: base + 12, To: base + 13})
+			result.Phase{Step: i, Name: "ramp", Level: st.Level, From: base, To: base + 2},
+			result.Phase{Step: i, Name: "hold", Level: st.Level, From: base + 2, To: base + 12},
+			result.Phase{Step: i, Name: "drain", Level: st.Level, From: base + 12, To: base + 13})
 	}
-	cpu := loadtest.ResourceSeries{Component: "relay", Metric: "cpu", Unit: "cores", Limit: 1}
-	mem := loadtest.ResourceSeries{Component: "relay", Metric: "memory", Unit: "bytes", Limit: 256 << 20}
-	gen := loadtest.ResourceSeries{Component: "generator", Metric: "cpu", Unit: "cores", Limit: 2, Harness: true}
+	cpu := result.ResourceSeries{Component: "relay", Metric: "cpu", Unit: "cores", Limit: 1}
+	mem := result.ResourceSeries{Component: "relay", Metric: "memory", Unit: "bytes", Limit: 256 << 20}
+	gen := result.ResourceSeries{Component: "generator", Metric: "cpu", Unit: "cores", Limit: 2, Harness: true}
 	for w := 1; w <= 39; w++ {
 		step := min((w-1)/13, 2)
 		level := res.Plan.Steps[step].Level
@@ -118,7 +119,7 @@ func fixture(t testing.TB) *loadtest.Result {
 		tl.Dropped = append(tl.Dropped, 0)
 		tl.InFlight = append(tl.InFlight, int64(level*2))
 		p50 := medians[step].Microseconds()
-		for _, ks := range []*loadtest.KindSeries{call, list, fan} {
+		for _, ks := range []*result.KindSeries{call, list, fan} {
 			ks.Count = append(ks.Count, int64(level*10))
 			ks.Errors = append(ks.Errors, 0)
 			v := p50
@@ -134,7 +135,7 @@ func fixture(t testing.TB) *loadtest.Result {
 		mem.T, mem.V = append(mem.T, float64(w)), append(mem.V, float64(40+20*step)*(1<<20))
 		gen.T, gen.V = append(gen.T, float64(w)), append(gen.V, 0.1)
 	}
-	tl.Resources = []loadtest.ResourceSeries{gen, cpu, mem}
+	tl.Resources = []result.ResourceSeries{gen, cpu, mem}
 	res.Timeline = tl
 	return res
 }

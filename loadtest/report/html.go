@@ -17,6 +17,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // HTMLPath returns where the HTML report of the result at jsonPath goes:
@@ -143,7 +144,7 @@ type view struct {
 	Baseline    []string
 	BaseTitle   string
 	Env         []kv
-	Components2 []loadtest.Component
+	Components2 []result.Component
 	Params      []kv
 	Knobs       []kv
 	Args        string
@@ -171,7 +172,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 	}
 	v.Headline = h
 	v.Conclusion = res.Conclusion
-	if res.Plan.Type == "knee" || res.Verdict != loadtest.Pass {
+	if res.Plan.Type == "knee" || res.Verdict != result.Pass {
 		v.Ceiling = res.Ceiling()
 	}
 	dirty := ""
@@ -218,7 +219,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		}
 		row.Errors = "0%"
 		if total > 0 {
-			row.Errors = formatPct(float64(bad) / float64(total))
+			row.Errors = format.Pct(float64(bad) / float64(total))
 		}
 		for _, c := range v.Components {
 			row.Res = append(row.Res, resourceCell(s, c))
@@ -389,7 +390,7 @@ func checkCell(c string, s *loadtest.StepResult) cell {
 			return cell{Text: "violated: " + strings.TrimSpace(strings.TrimPrefix(vio, prefix)), Class: "fail"}
 		}
 	}
-	if s.Verdict == loadtest.Incomplete {
+	if s.Verdict == result.Incomplete {
 		return cell{Text: "not judged (incomplete step)", Class: "incomplete"}
 	}
 	text := "held"
@@ -404,7 +405,7 @@ func checkCell(c string, s *loadtest.StepResult) cell {
 	return cell{Text: text, Class: "pass"}
 }
 
-func describePlan(p loadtest.PlanInfo) string {
+func describePlan(p result.PlanInfo) string {
 	switch {
 	case p.Type == "ladder":
 		var lv []string
@@ -445,22 +446,20 @@ func resourceCell(s *loadtest.StepResult, component string) string {
 
 func stepOutcome(s *loadtest.StepResult) string {
 	switch {
-	case len(s.Violations) > 0 && s.Verdict == loadtest.Fail:
+	case len(s.Violations) > 0 && s.Verdict == result.Fail:
 		return strings.Join(s.Violations, "; ")
-	case s.Verdict == loadtest.Invalid:
+	case s.Verdict == result.Invalid:
 		return strings.Join(s.InvalidReasons(), "; ")
 	}
 	return ""
 }
 
-func formatOutcomes(k *loadtest.KindResult) string {
+func formatOutcomes(k *result.KindResult) string {
 	var parts []string
-	for o := loadtest.Outcome(0); int(o) < loadtest.NumOutcomes; o++ {
+	for o := loadtest.Outcome(0); int(o) < result.NumOutcomes; o++ {
 		if n := k.Outcomes[o]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", o, n))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
-
-func formatPct(f float64) string { return fmt.Sprintf("%.3g%%", f*100) }

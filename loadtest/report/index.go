@@ -22,6 +22,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
 	"github.com/headroom-dev/headroom/loadtest/history"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // IndexFile is the name of the index page Index writes.
@@ -55,7 +56,7 @@ func FindResults(dir string) ([]Entry, error) {
 		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") || name == "ab.json" {
 			return nil
 		}
-		res, err := loadtest.ReadResult(p)
+		res, err := result.ReadResult(p)
 		if err != nil || res.Scenario == "" || res.Plan.Type == "" || res.Schema == 0 {
 			return nil // not a result (a study, a baseline, another file)
 		}
@@ -290,7 +291,7 @@ func historyPlot(ordered []history.Row, scenario string) []byte {
 	p := newPlot(scenario+": capacity across commits", "run (oldest first), labelled by commit", "capacity ("+unit+")")
 	leg := newLegend()
 	var xys plotter.XYs
-	marks := map[loadtest.Verdict]plotter.XYs{}
+	marks := map[result.Verdict]plotter.XYs{}
 	ticks := plot.ConstantTicks{}
 	for i, r := range rows {
 		xy := plotter.XY{X: float64(i + 1), Y: r.Capacity}

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // What names the groups of figures [Plots] draws.
@@ -194,11 +195,11 @@ func LatencyPlot(res *loadtest.Result, kind string) (*Figure, string) {
 	pcts := []struct {
 		name string
 		p    float64
-		get  func(loadtest.Latencies) time.Duration
+		get  func(result.Latencies) time.Duration
 	}{
-		{"p50", 50, func(l loadtest.Latencies) time.Duration { return l.P50 }},
-		{"p95", 95, func(l loadtest.Latencies) time.Duration { return l.P95 }},
-		{"p99", 99, func(l loadtest.Latencies) time.Duration { return l.P99 }},
+		{"p50", 50, func(l result.Latencies) time.Duration { return l.P50 }},
+		{"p95", 95, func(l result.Latencies) time.Duration { return l.P95 }},
+		{"p99", 99, func(l result.Latencies) time.Duration { return l.P99 }},
 	}
 	series := make([]plotter.XYs, len(pcts))
 	for _, s := range stepsByLevel(res) {
@@ -240,18 +241,18 @@ func LatencyPlot(res *loadtest.Result, kind string) (*Figure, string) {
 // verdictGlyphs draws each step's verdict at (level, y): pass a green
 // circle, fail a red cross, invalid an orange triangle, incomplete a grey
 // ring.
-var verdictStyle = map[loadtest.Verdict]draw.GlyphStyle{
-	loadtest.Pass:       {Color: green, Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}},
-	loadtest.Fail:       {Color: red, Radius: vg.Points(4.5), Shape: draw.CrossGlyph{}},
-	loadtest.Invalid:    {Color: orange, Radius: vg.Points(4.5), Shape: draw.TriangleGlyph{}},
-	loadtest.Incomplete: {Color: grey, Radius: vg.Points(4), Shape: draw.RingGlyph{}},
+var verdictStyle = map[result.Verdict]draw.GlyphStyle{
+	result.Pass:       {Color: green, Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}},
+	result.Fail:       {Color: red, Radius: vg.Points(4.5), Shape: draw.CrossGlyph{}},
+	result.Invalid:    {Color: orange, Radius: vg.Points(4.5), Shape: draw.TriangleGlyph{}},
+	result.Incomplete: {Color: grey, Radius: vg.Points(4), Shape: draw.RingGlyph{}},
 }
 
-var verdictOrder = []loadtest.Verdict{loadtest.Pass, loadtest.Fail, loadtest.Invalid, loadtest.Incomplete}
+var verdictOrder = []result.Verdict{result.Pass, result.Fail, result.Invalid, result.Incomplete}
 
 // addVerdicts marks pts by verdict and adds a legend entry per verdict
 // present.
-func addVerdicts(p *plot.Plot, leg *plot.Legend, pts map[loadtest.Verdict]plotter.XYs, suffix string) {
+func addVerdicts(p *plot.Plot, leg *plot.Legend, pts map[result.Verdict]plotter.XYs, suffix string) {
 	for _, v := range verdictOrder {
 		xys := pts[v]
 		if len(xys) == 0 {
@@ -271,7 +272,7 @@ func addVerdicts(p *plot.Plot, leg *plot.Legend, pts map[loadtest.Verdict]plotte
 // second (ok/s) against the load level, each step's verdict marked.
 func ThroughputPlot(res *loadtest.Result) (*Figure, string) {
 	var offered, achieved, ok plotter.XYs
-	marks := map[loadtest.Verdict]plotter.XYs{}
+	marks := map[result.Verdict]plotter.XYs{}
 	for _, s := range stepsByLevel(res) {
 		offered = append(offered, plotter.XY{X: s.Step.Level, Y: s.Offered})
 		achieved = append(achieved, plotter.XY{X: s.Step.Level, Y: s.Achieved})
@@ -301,7 +302,7 @@ func KneePlot(res *loadtest.Result) (*Figure, string) {
 		return nil, ""
 	}
 	var path plotter.XYs
-	marks := map[loadtest.Verdict]plotter.XYs{}
+	marks := map[result.Verdict]plotter.XYs{}
 	for i, s := range res.Steps {
 		xy := plotter.XY{X: float64(i + 1), Y: s.Step.Level}
 		path = append(path, xy)
@@ -339,7 +340,7 @@ var holdShade = color.NRGBA{0x1f, 0x77, 0xb4, 0x30}
 
 // addPhases shades every hold (the only time measured) and marks where
 // each step's ramp begins.
-func addPhases(p *plot.Plot, leg *plot.Legend, tl *loadtest.Timeline) {
+func addPhases(p *plot.Plot, leg *plot.Legend, tl *result.Timeline) {
 	shaded := false
 	var hold band
 	for _, ph := range tl.Phases {
@@ -492,7 +493,7 @@ func ResourcePlots(res *loadtest.Result) ([]*Figure, []string) {
 	}
 	type group struct {
 		component, unit string
-		series          []loadtest.ResourceSeries
+		series          []result.ResourceSeries
 	}
 	var groups []*group
 	for _, r := range tl.Resources {

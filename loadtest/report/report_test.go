@@ -21,6 +21,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
 	"github.com/headroom-dev/headroom/loadtest/history"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 func TestPrimaryKindIsARequestKind(t *testing.T) {
@@ -187,8 +188,8 @@ func TestFiguresHaveLabelledAxes(t *testing.T) {
 
 func TestKneePlot(t *testing.T) {
 	res := fixture(t)
-	res.Plan = loadtest.PlanInfo{Type: "knee", Knee: &loadtest.Knee{Start: 10, Factor: 2, Max: 80}}
-	res.Steps[1].Verdict = loadtest.Invalid
+	res.Plan = result.PlanInfo{Type: "knee", Knee: &result.KneeParams{Start: 10, Factor: 2, Max: 80}}
+	res.Steps[1].Verdict = result.Invalid
 	res.Steps[1].Unjudged = []string{"p99 of tools/call < 1s: too little data to judge: 12 answered tools/call"}
 	// Probes out of level order: 10, 40, 20.
 	res.Steps[1], res.Steps[2] = res.Steps[2], res.Steps[1]
@@ -221,7 +222,7 @@ func oldResult(t *testing.T) *loadtest.Result {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "old.json")
 	require.NoError(t, os.WriteFile(path, b, 0o644))
-	res, err := loadtest.ReadResult(path)
+	res, err := result.ReadResult(path)
 	require.NoError(t, err)
 	require.Nil(t, res.Timeline)
 	return res
@@ -242,8 +243,8 @@ func TestOldResultWithoutTimelineRenders(t *testing.T) {
 
 func TestIncompleteResultRenders(t *testing.T) {
 	// What loadtest.Test writes before the first step: no step, no timeline.
-	res := &loadtest.Result{Schema: 2, Scenario: "TestLoad_Stub", Model: "arrivals", Plan: loadtest.PlanInfo{Type: "ladder"},
-		Verdict: loadtest.Incomplete, Partial: true, Start: time.Now(), End: time.Now(),
+	res := &loadtest.Result{Schema: 2, Scenario: "TestLoad_Stub", Model: "arrivals", Plan: result.PlanInfo{Type: "ladder"},
+		Verdict: result.Incomplete, Partial: true, Start: time.Now(), End: time.Now(),
 		Conclusion: "the run had not finished its first step when this was written"}
 	page, err := HTML(res, filepath.Join(t.TempDir(), "stub.json"))
 	require.NoError(t, err)
@@ -254,8 +255,8 @@ func TestIncompleteResultRenders(t *testing.T) {
 
 	// Interrupted mid-step: the last step incomplete, the timeline cut.
 	res = fixture(t)
-	res.Partial, res.Verdict = true, loadtest.Incomplete
-	res.Steps[2].Verdict, res.Steps[2].Violations = loadtest.Incomplete, nil
+	res.Partial, res.Verdict = true, result.Incomplete
+	res.Steps[2].Verdict, res.Steps[2].Violations = result.Incomplete, nil
 	res.Timeline.Phases = res.Timeline.Phases[:7]
 	page, err = HTML(res, "")
 	require.NoError(t, err)
@@ -328,7 +329,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 
 	// A ladder whose every step passed claims its top only as a bound.
 	for _, st := range res.Steps {
-		st.Verdict, st.Saturated = loadtest.Pass, nil
+		st.Verdict, st.Saturated = result.Pass, nil
 	}
 	res.Decide()
 	page, err = HTML(res, jsonPath)
@@ -372,7 +373,7 @@ func TestIndex(t *testing.T) {
 		r.Provenance.Commit = "fedcba9876543210"
 	}, false)
 	write("TestLoad_Other/backend=local.json", func(r *loadtest.Result) {
-		r.Scenario, r.Verdict, r.Capacity, r.FirstFailure = "TestLoad_Other/backend=local", loadtest.Pass, 40, 0
+		r.Scenario, r.Verdict, r.Capacity, r.FirstFailure = "TestLoad_Other/backend=local", result.Pass, 40, 0
 	}, true)
 	// Not results: a component's log directory, other JSON.
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "TestLoad_Fixture", "users=40.logs"), 0o755))
@@ -383,7 +384,7 @@ func TestIndex(t *testing.T) {
 	for i, c := range []string{"1111111aaaa", "2222222bbbb"} {
 		r := history.RowFromResult(a, "")
 		r.Commit, r.Date, r.Capacity = c, r.Date.Add(time.Duration(i)*24*time.Hour), float64(20+10*i)
-		r.Verdict, r.Note = loadtest.Pass, "change "+strconv.Itoa(i)
+		r.Verdict, r.Note = result.Pass, "change "+strconv.Itoa(i)
 		rows = append(rows, r)
 	}
 	require.NoError(t, history.Append(filepath.Join(root, "history.jsonl"), rows...))

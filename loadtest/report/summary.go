@@ -9,6 +9,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Summary is a result reduced to what CI reads: the verdict, the capacity
@@ -16,14 +17,14 @@ import (
 // the primary request kind, with every violation and invalid reason.
 // Latencies are in milliseconds.
 type Summary struct {
-	Scenario     string           `json:"scenario"`
-	Verdict      loadtest.Verdict `json:"verdict"`
-	Partial      bool             `json:"partial"`
-	Model        string           `json:"model"`
-	Unit         string           `json:"unit"`
-	Plan         string           `json:"plan"`
-	Capacity     float64          `json:"capacity"`
-	FirstFailure float64          `json:"first_failure"`
+	Scenario     string         `json:"scenario"`
+	Verdict      result.Verdict `json:"verdict"`
+	Partial      bool           `json:"partial"`
+	Model        string         `json:"model"`
+	Unit         string         `json:"unit"`
+	Plan         string         `json:"plan"`
+	Capacity     float64        `json:"capacity"`
+	FirstFailure float64        `json:"first_failure"`
 	// CapacityText is the capacity as a headline may claim it: "≥ 800
 	// users (the ladder's top; nothing near a limit)" when nothing gave
 	// out (loadtest.Result.CapacityText).
@@ -46,12 +47,12 @@ type Summary struct {
 
 // StepSummary is one step of a Summary.
 type StepSummary struct {
-	Step         int              `json:"step"` // from 1
-	Level        float64          `json:"level"`
-	Verdict      loadtest.Verdict `json:"verdict"`
-	OfferedPerS  float64          `json:"offered_per_s"`
-	AnsweredPerS float64          `json:"answered_per_s"`
-	OKPerS       float64          `json:"ok_per_s"`
+	Step         int            `json:"step"` // from 1
+	Level        float64        `json:"level"`
+	Verdict      result.Verdict `json:"verdict"`
+	OfferedPerS  float64        `json:"offered_per_s"`
+	AnsweredPerS float64        `json:"answered_per_s"`
+	OKPerS       float64        `json:"ok_per_s"`
 	// ErrorRate is the share of the step's requests (of every request
 	// kind) that ended in any outcome but OK.
 	ErrorRate float64 `json:"error_rate"`
@@ -61,7 +62,7 @@ type StepSummary struct {
 	Unjudged   []string        `json:"unjudged,omitempty"`
 	Invalid    []string        `json:"invalid,omitempty"`
 	// Doubts are the machine's troubles that void a breach but not a
-	// pass (loadtest.SelfCheckResult.Doubts).
+	// pass (result.SelfCheckResult.Doubts).
 	Doubts    []string `json:"doubts,omitempty"`
 	Saturated []string `json:"saturated,omitempty"`
 }
@@ -168,25 +169,25 @@ func JUnit(results ...*loadtest.Result) ([]byte, error) {
 			c := junitCase{Name: fmt.Sprintf("step %d (level %s %s)", st.Index+1, format.Level(st.Step.Level), levelUnit(res)),
 				Classname: res.Scenario, Time: secs(st.Seconds()), SystemOut: st.String()}
 			switch st.Verdict {
-			case loadtest.Fail:
+			case result.Fail:
 				if knee {
 					// A knee search fails probes on purpose.
 					c.SystemOut += "\nfailed probe of a knee search (expected): " + strings.Join(st.Violations, "; ")
 					break
 				}
-				c.Failure = &junitMessage{Message: firstOr(st.Violations, "a check failed"), Type: "breach",
+				c.Failure = &junitMessage{Message: format.FirstOr(st.Violations, "a check failed"), Type: "breach",
 					Text: strings.Join(append(append([]string(nil), st.Violations...), st.Saturated...), "\n")}
-			case loadtest.Invalid:
+			case result.Invalid:
 				reasons := st.InvalidReasons()
-				c.Error = &junitMessage{Message: firstOr(reasons, "invalid"), Type: "invalid", Text: strings.Join(reasons, "\n")}
-			case loadtest.Incomplete:
+				c.Error = &junitMessage{Message: format.FirstOr(reasons, "invalid"), Type: "invalid", Text: strings.Join(reasons, "\n")}
+			case result.Incomplete:
 				c.Skipped = &junitMessage{Message: "incomplete: the run was interrupted during this step"}
 			}
 			suite.add(c)
 		}
 		if len(res.Steps) == 0 {
 			c := junitCase{Name: "run", Classname: res.Scenario, Time: "0"}
-			c.Skipped = &junitMessage{Message: "no step measured: " + firstOr([]string{res.Conclusion}, "incomplete")}
+			c.Skipped = &junitMessage{Message: "no step measured: " + format.FirstOr([]string{res.Conclusion}, "incomplete")}
 			suite.add(c)
 		}
 		if b := res.Baseline; b != nil && len(b.Regressions) > 0 {
@@ -220,10 +221,3 @@ func (s *junitSuite) add(c junitCase) {
 }
 
 func secs(v float64) string { return fmt.Sprintf("%.3f", math.Max(v, 0)) }
-
-func firstOr(ss []string, def string) string {
-	if len(ss) > 0 && ss[0] != "" {
-		return ss[0]
-	}
-	return def
-}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // The seed scenarios' own checks, each failing for its reason and holding
@@ -20,7 +21,7 @@ func TestCheckEveryMissionFinishes(t *testing.T) {
 	step := func(outcomes map[loadtest.Outcome]int64) *loadtest.StepResult {
 		s := &loadtest.StepResult{}
 		if outcomes != nil {
-			s.Kinds = []*loadtest.KindResult{{Kind: kindMissionDone, Outcomes: outcomes}}
+			s.Kinds = []*result.KindResult{{Kind: kindMissionDone, Outcomes: outcomes}}
 		}
 		return s
 	}
@@ -38,7 +39,7 @@ func TestCheckDeskStreamsHeld(t *testing.T) {
 	step := func(level float64, held ...float64) *loadtest.StepResult {
 		s := &loadtest.StepResult{Step: loadtest.Step{Level: level}}
 		for i, h := range held {
-			s.Resources = append(s.Resources, loadtest.SeriesSummary{Component: []string{"desk-1", "desk-2"}[i], Metric: "held_streams", Max: h})
+			s.Resources = append(s.Resources, result.SeriesSummary{Component: []string{"desk-1", "desk-2"}[i], Metric: "held_streams", Max: h})
 		}
 		return s
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 )
 
@@ -81,8 +82,8 @@ func heldStreams() loadtest.Check {
 
 // streamCosts fits the relay's memory, heap, stacks and goroutines against
 // the streams it held, step by step.
-func streamCosts(res *loadtest.Result) ([]loadtest.Finding, error) {
-	var out []loadtest.Finding
+func streamCosts(res *loadtest.Result) ([]result.Finding, error) {
+	var out []result.Finding
 	for _, m := range []struct{ component, metric, name, unit string }{
 		{"relay", "memory", "relay memory per held stream", "bytes"},
 		{"relay", "heap_inuse", "Go heap per held stream", "bytes"},
@@ -92,15 +93,15 @@ func streamCosts(res *loadtest.Result) ([]loadtest.Finding, error) {
 		var xs, ys []float64
 		for _, s := range res.Steps {
 			x, y := s.Resource("relay", "held_streams"), s.Resource(m.component, m.metric)
-			if s.Verdict == loadtest.Pass && x != nil && y != nil {
+			if s.Verdict == result.Pass && x != nil && y != nil {
 				xs, ys = append(xs, x.Mean), append(ys, y.Mean)
 			}
 		}
-		l, err := loadtest.FitLine(xs, ys)
+		l, err := result.FitLine(xs, ys)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w (from the steps that passed)", m.name, err)
 		}
-		out = append(out, loadtest.LineFinding(m.name, m.unit, l))
+		out = append(out, result.LineFinding(m.name, m.unit, l))
 	}
 	return out, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest/dist"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/prom"
+	"github.com/headroom-dev/headroom/loadtest/result"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 )
 
@@ -365,21 +366,21 @@ func orchMetrics(stack *fixtures.Stack) []loadtest.Sampler {
 // orchFindings are the seed's figures beside the step table: fan-out
 // percentiles, missions finished and their time to finish, and
 // PostgreSQL's transactions per second.
-func orchFindings(res *loadtest.Result) ([]loadtest.Finding, error) {
-	var out []loadtest.Finding
+func orchFindings(res *loadtest.Result) ([]result.Finding, error) {
+	var out []result.Finding
 	for _, s := range res.Steps {
 		if f := s.Kind(sse.DefaultFanoutKind); f != nil {
-			out = append(out, loadtest.Finding{Name: "fan-out (event written → received on its board)",
+			out = append(out, result.Finding{Name: "fan-out (event written → received on its board)",
 				Text: fmt.Sprintf("p50 %s, p95 %s, p99 %s over %d events", format.Latency(f.Latency.P50),
 					format.Latency(f.Latency.P95), format.Latency(f.Latency.P99), f.Answered())})
 		}
 		if m := s.Kind(kindMissionDone); m != nil {
-			out = append(out, loadtest.Finding{Name: "missions finished", Value: float64(m.Outcomes[loadtest.OK]), Low: float64(m.Outcomes[loadtest.OK]),
+			out = append(out, result.Finding{Name: "missions finished", Value: float64(m.Outcomes[loadtest.OK]), Low: float64(m.Outcomes[loadtest.OK]),
 				High: float64(m.Outcomes[loadtest.OK]), Unit: "count",
 				Text: fmt.Sprintf("approval to end: p50 %s, max %s", format.Latency(m.Latency.P50), format.Latency(m.Latency.Max))})
 		}
 		if tps := s.Resource("postgres", "transactions_per_s"); tps != nil {
-			out = append(out, loadtest.Finding{Name: "PostgreSQL transactions per second",
+			out = append(out, result.Finding{Name: "PostgreSQL transactions per second",
 				Text: fmt.Sprintf("mean %.0f, max %.0f over the hold (%d samples)", tps.Mean, tps.Max, tps.Samples)})
 		}
 	}

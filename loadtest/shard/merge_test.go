@@ -9,11 +9,12 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 	"github.com/headroom-dev/headroom/loadtest/shard"
 )
 
 // kindOf returns a kind result holding the samples (microseconds).
-func kindOf(t *testing.T, name string, samples []int64, errs int64) *loadtest.KindResult {
+func kindOf(t *testing.T, name string, samples []int64, errs int64) *result.KindResult {
 	t.Helper()
 	h := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 	for _, v := range samples {
@@ -25,7 +26,7 @@ func kindOf(t *testing.T, name string, samples []int64, errs int64) *loadtest.Ki
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &loadtest.KindResult{Kind: name, Histogram: string(b), Bytes: 10 * int64(len(samples)),
+	return &result.KindResult{Kind: name, Histogram: string(b), Bytes: 10 * int64(len(samples)),
 		Outcomes: map[loadtest.Outcome]int64{loadtest.OK: int64(len(samples)) - errs, loadtest.HTTP5xx: errs}}
 }
 
@@ -36,8 +37,8 @@ func shardResults(t *testing.T, n int, start time.Time, steps ...loadtest.Step) 
 	all := make([][]int64, len(steps))
 	var out []*loadtest.Result
 	for k := range n {
-		r := &loadtest.Result{Schema: loadtest.SchemaVersion, Scenario: "s", Model: "arrivals", Seed: 3,
-			Shard: &loadtest.ShardInfo{Shard: loadtest.Shard{Index: k, Count: n, StartAt: start}, Host: "h"}}
+		r := &loadtest.Result{Schema: result.SchemaVersion, Scenario: "s", Model: "arrivals", Seed: 3,
+			Shard: &result.ShardInfo{Shard: result.Shard{Index: k, Count: n, StartAt: start}, Host: "h"}}
 		at := start
 		for i, st := range steps {
 			var samples []int64
@@ -49,14 +50,14 @@ func shardResults(t *testing.T, n int, start time.Time, steps ...loadtest.Step) 
 			secs := st.Hold.Seconds()
 			r.Steps = append(r.Steps, &loadtest.StepResult{Index: i, Step: st, Start: hold.Add(time.Duration(k) * time.Millisecond), End: hold.Add(st.Hold),
 				Unsettled: int64(k), Offered: float64(len(samples)) / secs, Achieved: float64(len(samples)) / secs, Throughput: float64(len(samples)-1) / secs,
-				Kinds: []*loadtest.KindResult{kindOf(t, "get", samples, 1)},
-				Self: loadtest.SelfCheckResult{ScheduleLagP99: time.Duration(k) * time.Millisecond, LateStarts: int64(k), CPU: 0.1,
-					Trends: []loadtest.Trend{{Kind: loadtest.AllRequests, Third: st.Hold / 3, First: 10, Last: int64(k), SumFirst2: 10, SumLast2: float64(k)}}},
-				Resources: []loadtest.SeriesSummary{{Component: "generator", Metric: "cpu", Mean: 0.1, Max: 0.2, Samples: 2}},
-				Verdict:   loadtest.Pass})
+				Kinds: []*result.KindResult{kindOf(t, "get", samples, 1)},
+				Self: result.SelfCheckResult{ScheduleLagP99: time.Duration(k) * time.Millisecond, LateStarts: int64(k), CPU: 0.1,
+					Trends: []result.Trend{{Kind: loadtest.AllRequests, Third: st.Hold / 3, First: 10, Last: int64(k), SumFirst2: 10, SumLast2: float64(k)}}},
+				Resources: []result.SeriesSummary{{Component: "generator", Metric: "cpu", Mean: 0.1, Max: 0.2, Samples: 2}},
+				Verdict:   result.Pass})
 			at = hold.Add(st.Hold + 2*time.Second)
 		}
-		r.Verdict = loadtest.Pass
+		r.Verdict = result.Pass
 		out = append(out, r)
 	}
 	return out, all
@@ -73,7 +74,7 @@ func TestMergeExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Steps) != 2 || len(m.Shards) != 3 || m.Verdict != loadtest.Pass {
+	if len(m.Steps) != 2 || len(m.Shards) != 3 || m.Verdict != result.Pass {
 		t.Fatalf("merged %d steps of %d shards, verdict %s: %+v", len(m.Steps), len(m.Shards), m.Verdict, m.Steps[0])
 	}
 	for i, st := range m.Steps {
@@ -116,14 +117,14 @@ func TestMergeMissingShardStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Steps[0].Verdict != loadtest.Pass {
+	if m.Steps[0].Verdict != result.Pass {
 		t.Errorf("step 1: %s, want pass: %v", m.Steps[0].Verdict, m.Steps[0].Self.Reasons)
 	}
 	s2 := m.Steps[1]
-	if s2.Verdict != loadtest.Invalid || len(s2.Self.Reasons) != 1 || !strings.Contains(s2.Self.Reasons[0], "shard 2 of 3 has no result for step 2: it stopped (killed?)") {
+	if s2.Verdict != result.Invalid || len(s2.Self.Reasons) != 1 || !strings.Contains(s2.Self.Reasons[0], "shard 2 of 3 has no result for step 2: it stopped (killed?)") {
 		t.Fatalf("step 2: %s %q, want invalid because shard 2 stopped", s2.Verdict, s2.Self.Reasons)
 	}
-	if m.Verdict == loadtest.Pass {
+	if m.Verdict == result.Pass {
 		t.Errorf("merged verdict %s", m.Verdict)
 	}
 }
@@ -136,13 +137,13 @@ func TestMergeSkewAndGenerator(t *testing.T) {
 	res, _ := shardResults(t, 3, time.Now(), steps...)
 	res[1].Steps[0].Start = res[1].Steps[0].Start.Add(300 * time.Millisecond)
 	res[0].Steps[0].Self.Reasons = []string{"the generator used 95% of its 2 cores (bound 90%)"}
-	res[0].Steps[0].Verdict = loadtest.Invalid
+	res[0].Steps[0].Verdict = result.Invalid
 	m, err := shard.Merge(loadtest.Scenario{Plan: loadtest.Ladder{Steps: steps}}, res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	why := strings.Join(m.Steps[0].Self.Reasons, "\n")
-	if m.Steps[0].Verdict != loadtest.Invalid || !strings.Contains(why, "shard 0 of 3: the generator used 95%") || !strings.Contains(why, "up to 30") {
+	if m.Steps[0].Verdict != result.Invalid || !strings.Contains(why, "shard 0 of 3: the generator used 95%") || !strings.Contains(why, "up to 30") {
 		t.Fatalf("step 1: %s, reasons:\n%s", m.Steps[0].Verdict, why)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 	"github.com/headroom-dev/headroom/loadtest/shard"
 )
 
@@ -35,7 +36,7 @@ func runShards(t *testing.T, n int, mk func() loadtest.Scenario) *loadtest.Resul
 	for i := range n {
 		wg.Go(func() {
 			s := mk()
-			s.Shard = loadtest.Shard{Index: i, Count: n, StartAt: start, Gap: 300 * time.Millisecond}
+			s.Shard = result.Shard{Index: i, Count: n, StartAt: start, Gap: 300 * time.Millisecond}
 			res, err := loadtest.Run(context.Background(), s)
 			if err != nil {
 				t.Errorf("shard %d: %v", i, err)

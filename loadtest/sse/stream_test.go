@@ -17,6 +17,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/result"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 )
 
@@ -346,12 +347,12 @@ func TestNewGroup_BadInput(t *testing.T) {
 // Healthy fails a step with a missed keepalive or a malformed stream, and
 // passes one with neither.
 func TestHealthyCheck(t *testing.T) {
-	step := func(kinds ...*loadtest.KindResult) *loadtest.StepResult { return &loadtest.StepResult{Kinds: kinds} }
+	step := func(kinds ...*result.KindResult) *loadtest.StepResult { return &loadtest.StepResult{Kinds: kinds} }
 	check := sse.Healthy()
-	assert.NoError(t, check.Evaluate(step(&loadtest.KindResult{Kind: "fanout", Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 5}})))
-	err := check.Evaluate(step(&loadtest.KindResult{Kind: sse.KindHealth, Outcomes: map[loadtest.Outcome]int64{loadtest.Timeout: 2}, Errors: []string{"silent for 31s"}}))
+	assert.NoError(t, check.Evaluate(step(&result.KindResult{Kind: "fanout", Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 5}})))
+	err := check.Evaluate(step(&result.KindResult{Kind: sse.KindHealth, Outcomes: map[loadtest.Outcome]int64{loadtest.Timeout: 2}, Errors: []string{"silent for 31s"}}))
 	assert.ErrorContains(t, err, "2 sse_health sample(s): [silent for 31s]")
-	assert.Error(t, check.Evaluate(step(&loadtest.KindResult{Kind: sse.KindMalformed, Outcomes: map[loadtest.Outcome]int64{loadtest.ProtocolError: 1}})))
+	assert.Error(t, check.Evaluate(step(&result.KindResult{Kind: sse.KindMalformed, Outcomes: map[loadtest.Outcome]int64{loadtest.ProtocolError: 1}})))
 }
 
 // TestGroup_OpenFor: streams of one group opened for different sinks record

@@ -19,6 +19,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // SchemaVersion is the version of the study file format.
@@ -120,7 +121,7 @@ func LabOf(res *loadtest.Result) Lab {
 		if c.Version != "" {
 			v += " " + c.Version
 		}
-		if c.Role == loadtest.RoleTarget && p.Target == "" {
+		if c.Role == result.RoleTarget && p.Target == "" {
 			p.Target = v
 			continue
 		}

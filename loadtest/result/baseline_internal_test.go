@@ -1,4 +1,4 @@
-package loadtest
+package result
 
 import (
 	"math"
@@ -29,19 +29,23 @@ func syntheticDist(n int, seed uint64, levels []float64, scale []float64, errRat
 		Plan: PlanInfo{Type: "ladder"}}
 	r := rand.New(rand.NewPCG(seed, 2))
 	for i, lvl := range levels {
-		ks := newKindStats()
+		h := NewHistogram()
+		outcomes := map[Outcome]int64{}
 		for range n {
 			d := time.Duration(float64(10*time.Millisecond) * scale[i] * draw(r))
-			resp := Response{Outcome: OK, Bytes: 10}
+			o := OK
 			if r.Float64() < errRate {
-				resp.Outcome = HTTP5xx
+				o = HTTP5xx
 			}
-			ks.record(d, resp, true)
+			outcomes[o]++
+			h.RecordValue(max(int64(d/time.Microsecond), HistogramMin))
 		}
+		k := NewKindResult("get", h)
+		k.Outcomes, k.Bytes = outcomes, 10*int64(n)
 		start := time.Date(2026, 11, 30, 0, i, 0, 0, time.UTC)
 		res.Steps = append(res.Steps, &StepResult{
 			Index: i, Step: Step{Level: lvl, Hold: time.Minute}, Start: start, End: start.Add(time.Minute),
-			Kinds: []*KindResult{newKindResult("get", ks)}, Verdict: Pass,
+			Kinds: []*KindResult{k}, Verdict: Pass,
 		})
 	}
 	return res
@@ -83,7 +87,7 @@ func TestBaselineComparison(t *testing.T) {
 		// Another plan: not compared.
 		{"other plan", func() *Result {
 			r := synthetic(levels, []float64{1, 1, 1}, 0.001, 400, env)
-			r.Plan = PlanInfo{Type: "knee", Knee: &Knee{Start: 1}}
+			r.Plan = PlanInfo{Type: "knee", Knee: &KneeParams{Start: 1}}
 			return r
 		}(), nil, "the plan differs", ""},
 		// Another host of the same class: latency three times slower is
@@ -266,7 +270,7 @@ func TestMarkdownReport(t *testing.T) {
 		{Component: "host", Metric: "cpu_busy", Unit: "cores", Mean: 0.5}} // the host's: no column
 	res.Steps[1].Verdict = Fail
 	res.Steps[1].Violations = []string{"p95 of get < 15s: measured 17s"}
-	res.summarise()
+	res.Decide()
 	md := res.Markdown()
 	assert.Contains(t, md, "**fail** — capacity **3,000 users**; first failure at 9,281")
 	assert.Contains(t, md, "```sh\ngo test -tags load -run TestX ./loadtest/scenarios\n```")
@@ -283,19 +287,4 @@ func TestMarkdownReport(t *testing.T) {
 	assert.Contains(t, md, "Not compared: latency: the baseline was recorded on host \"h1\".")
 	res.Baseline = &Comparison{Path: "golden.json", Skipped: "the plan differs from the baseline's"}
 	assert.Contains(t, res.Markdown(), "Not compared with `golden.json`: the plan differs from the baseline's.")
-}
-
-func TestGoTestCommand(t *testing.T) {
-	cmd := goTestCommand([]string{"/tmp/x.test", "-test.paniconexit0", "-test.run=TestLoad_Smoke/users=50", "-test.short=true", "-test.timeout=10m0s", "-loadtest.update"})
-	assert.Contains(t, cmd, "go test")
-	assert.Contains(t, cmd, "-run=TestLoad_Smoke/users=50 -short=true -timeout=10m0s -loadtest.update")
-	assert.NotContains(t, cmd, "paniconexit0")
-}
-
-// TestCommandLineOfAProgram: outside a test binary (headroom run) the
-// command is the program's own arguments, quoted for a shell.
-func TestCommandLineOfAProgram(t *testing.T) {
-	cmd := commandLine([]string{"/usr/local/bin/headroom", "run", "-url", "http://127.0.0.1:8080/x?a=1&b=2", "-rates", "50,100"}, false)
-	assert.Equal(t, "headroom run -url 'http://127.0.0.1:8080/x?a=1&b=2' -rates 50,100", cmd)
-	assert.True(t, strings.HasPrefix(commandLine([]string{"/tmp/x.test", "-test.run=X"}, true), "go test "))
 }

@@ -1,4 +1,4 @@
-package loadtest
+package result
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/internal/format"
-	"github.com/headroom-dev/headroom/internal/interrupt"
 )
 
 // SchemaVersion is the version of the result file format. It changes when a
@@ -146,31 +144,27 @@ type PlanInfo struct {
 	// Steps are a ladder's steps.
 	Steps []Step `json:"steps,omitempty"`
 	// Knee is a knee search's parameters.
-	Knee *Knee `json:"knee,omitempty"`
+	Knee *KneeParams `json:"knee,omitempty"`
 }
 
-func describePlan(p Plan) PlanInfo {
-	switch p := p.(type) {
-	case Ladder:
-		return PlanInfo{Type: "ladder", Steps: p.Steps}
-	case *Ladder:
-		return PlanInfo{Type: "ladder", Steps: p.Steps}
-	case Knee:
-		return PlanInfo{Type: "knee", Knee: &p}
-	case *Knee:
-		return PlanInfo{Type: "knee", Knee: p}
-	}
-	return PlanInfo{Type: fmt.Sprintf("%T", p)}
+// KneeParams are a knee search's parameters as its result records them
+// (see loadtest.Knee, whose fields they are).
+type KneeParams struct {
+	Start       float64       `json:"start"`
+	Factor      float64       `json:"factor"`
+	Precision   float64       `json:"precision"`
+	Max         float64       `json:"max"`
+	MaxProbes   int           `json:"max_probes"`
+	Granularity float64       `json:"granularity"`
+	Ramp        time.Duration `json:"ramp"`
+	Hold        time.Duration `json:"hold"`
+	Trials      int           `json:"trials"`
 }
 
-// Decide decides Capacity, FirstFailure and Verdict from the steps, as
-// Run does, for a result assembled from others (a merge of shards).
-func (res *Result) Decide() { res.summarise() }
-
-// summarise computes Capacity, FirstFailure and Verdict from the steps. A
-// level probed more than once takes the majority verdict of its valid
-// trials (a tie fails).
-func (res *Result) summarise() {
+// Decide decides Capacity, FirstFailure and Verdict from the steps: a run
+// does after every step, a merge of shards once. A level probed more than
+// once takes the majority verdict of its valid trials (a tie fails).
+func (res *Result) Decide() {
 	type tally struct{ pass, fail int }
 	levels := map[float64]*tally{}
 	for _, s := range res.Steps {
@@ -268,8 +262,7 @@ func (res *Result) boundReason() string {
 	return top + "; nothing near a limit"
 }
 
-// The classes of what [Result.Err] reports, and the marks a check, a
-// sampler or an interrupt puts on its error; test them with errors.Is.
+// The classes of what [Result.Err] reports; test them with errors.Is.
 var (
 	// ErrBreach: a step violated a check, or no step passed.
 	ErrBreach = errors.New("SLO breach")
@@ -281,23 +274,6 @@ var (
 	ErrIncomplete = errors.New("incomplete run")
 	// ErrRegression: the run regressed against its baseline.
 	ErrRegression = errors.New("regression")
-	// ErrSystemDown marks a check's violation as a component of the system
-	// under test stopping during the step (killed, out of memory, exited):
-	// the step fails, and harness troubles that follow do not make it
-	// invalid (StepResult.Down).
-	ErrSystemDown = errors.New("system under test down")
-	// ErrInsufficientData marks the error of a check that could not judge
-	// a step because the step measured too little: the step is invalid.
-	ErrInsufficientData = errors.New("too little data to judge")
-	// ErrHarness marks a sampler's error as a fault of the harness, not of
-	// the system under test: a proxy of the harness exited, a port stopped
-	// accepting. A step whose hold saw one is invalid, with the error as
-	// its reason — wrap it: fmt.Errorf("%w: docker-proxy of caddy exited",
-	// ErrHarness).
-	ErrHarness = errors.New("harness fault")
-	// ErrInterrupted is the cause of the context [Interrupted] returns
-	// once the process received SIGINT or SIGTERM.
-	ErrInterrupted = interrupt.ErrInterrupted
 )
 
 // verdictError is one line of Result.Err, of one class.
@@ -411,14 +387,4 @@ func ReadResult(path string) (*Result, error) {
 		return nil, fmt.Errorf("result %s: schema %d is newer than this Headroom's %d; upgrade", path, res.Schema, SchemaVersion)
 	}
 	return &res, nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

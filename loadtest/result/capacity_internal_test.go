@@ -1,4 +1,4 @@
-package loadtest
+package result
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func TestCapacityTextClaimsOnlyWhatWasMeasured(t *testing.T) {
 		for i, v := range verdicts {
 			res.Steps[i].Verdict = v
 		}
-		res.summarise()
+		res.Decide()
 		return res
 	}
 	for _, tc := range []struct {
@@ -50,6 +50,6 @@ func TestCapacityTextClaimsOnlyWhatWasMeasured(t *testing.T) {
 		})
 	}
 	knee := &Result{Model: "arrivals", Plan: PlanInfo{Type: "knee"}, Steps: []*StepResult{{Step: Step{Level: 1000}, Verdict: Pass}}}
-	knee.summarise()
+	knee.Decide()
 	assert.Equal(t, "≥ 1,000 arrivals/s (the search's maximum; nothing near a limit)", knee.CapacityText())
 }

@@ -1,4 +1,4 @@
-package loadtest
+package result
 
 import (
 	"cmp"
@@ -76,7 +76,7 @@ func (res *Result) Markdown() string {
 		}
 		errs := "0%"
 		if total > 0 {
-			errs = formatPct(float64(bad) / float64(total))
+			errs = format.Pct(float64(bad) / float64(total))
 		}
 		p("| %s | %.1f | %s | %s | %s | %s |", format.Level(s.Step.Level), s.Achieved, format.Latency(lat.P50), format.Latency(lat.P95), format.Latency(lat.P99), errs)
 		for _, c := range comps {
@@ -181,11 +181,11 @@ func (res *Result) Ceiling() string {
 	for _, s := range res.Steps {
 		if s.Verdict == Invalid && res.Capacity == 0 {
 			return fmt.Sprintf("No capacity found: the generator or the harness reached its limit first at %s (%s).",
-				format.Level(s.Step.Level), firstOr(s.InvalidReasons(), "invalid"))
+				format.Level(s.Step.Level), format.FirstOr(s.InvalidReasons(), "invalid"))
 		}
 		if s.Verdict == Invalid {
 			return fmt.Sprintf("Capacity is a lower bound, ≥ %s: the generator or the harness reached its limit first at %s (%s).",
-				lvl, format.Level(s.Step.Level), firstOr(s.InvalidReasons(), "invalid"))
+				lvl, format.Level(s.Step.Level), format.FirstOr(s.InvalidReasons(), "invalid"))
 		}
 	}
 	if res.FirstFailure == 0 {
@@ -199,12 +199,12 @@ func (res *Result) Ceiling() string {
 			continue
 		}
 		if s.Down {
-			return fmt.Sprintf("The target gave out: at %s, %s.", format.Level(s.Step.Level), firstOr(s.Violations, "a component stopped"))
+			return fmt.Sprintf("The target gave out: at %s, %s.", format.Level(s.Step.Level), format.FirstOr(s.Violations, "a component stopped"))
 		}
 		if len(s.Saturated) > 0 {
 			return fmt.Sprintf("The ceiling is the target's resources: at %s, %s.", format.Level(s.Step.Level), strings.Join(s.Saturated, "; "))
 		}
-		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", format.Level(s.Step.Level), firstOr(s.Violations, "a check failed"))
+		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", format.Level(s.Step.Level), format.FirstOr(s.Violations, "a check failed"))
 	}
 	return ""
 }
@@ -300,7 +300,7 @@ func stepOutcome(s *StepResult) string {
 	case len(s.Violations) > 0 && s.Verdict == Fail:
 		return "breach — " + strings.ReplaceAll(s.Violations[0], "|", "/")
 	case s.Verdict == Invalid:
-		return "invalid — " + strings.ReplaceAll(firstOr(s.InvalidReasons(), ""), "|", "/")
+		return "invalid — " + strings.ReplaceAll(format.FirstOr(s.InvalidReasons(), ""), "|", "/")
 	}
 	return string(s.Verdict)
 }

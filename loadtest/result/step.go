@@ -1,4 +1,4 @@
-package loadtest
+package result
 
 import (
 	"errors"
@@ -90,6 +90,23 @@ type StepResult struct {
 	all *KindResult // AllRequests, merged on first use
 }
 
+// Latency histograms count microseconds from HistogramMin (1 µs) to
+// HistogramMax (1 h) at HistogramDigits significant digits; a latency
+// outside is clamped.
+const (
+	HistogramMin    = 1
+	HistogramMax    = int64(time.Hour / time.Microsecond)
+	HistogramDigits = 3
+	// ErrorSamples is how many distinct error texts a kind keeps.
+	ErrorSamples = 5
+)
+
+// NewHistogram returns an empty latency histogram of the range every
+// KindResult keeps, so that histograms of several results add exactly.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(HistogramMin, HistogramMax, HistogramDigits)
+}
+
 // AllRequests names the figures of every request kind of a step taken
 // together — their outcomes summed, their latency histograms merged — as
 // published tables give "response times overall". Observed kinds (fan-out
@@ -135,7 +152,7 @@ func (s *StepResult) allRequests() *KindResult {
 			continue
 		}
 		if all == nil {
-			all = &KindResult{Kind: AllRequests, Outcomes: map[Outcome]int64{}, hist: newHist()}
+			all = &KindResult{Kind: AllRequests, Outcomes: map[Outcome]int64{}, hist: NewHistogram()}
 		}
 		for o, c := range k.Outcomes {
 			all.Outcomes[o] += c
@@ -144,8 +161,8 @@ func (s *StepResult) allRequests() *KindResult {
 		if h != nil {
 			all.hist.Merge(h)
 		}
-		if len(all.Errors) < maxErrSamples {
-			all.Errors = append(all.Errors, k.Errors[:min(len(k.Errors), maxErrSamples-len(all.Errors))]...)
+		if len(all.Errors) < ErrorSamples {
+			all.Errors = append(all.Errors, k.Errors[:min(len(k.Errors), ErrorSamples-len(all.Errors))]...)
 		}
 	}
 	if all != nil {
@@ -363,7 +380,7 @@ func MergeKinds(parts ...*KindResult) (*KindResult, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("loadtest: no kind results to merge")
 	}
-	out := &KindResult{Kind: parts[0].Kind, Outcomes: map[Outcome]int64{}, hist: newHist()}
+	out := &KindResult{Kind: parts[0].Kind, Outcomes: map[Outcome]int64{}, hist: NewHistogram()}
 	for _, p := range parts {
 		if p.Kind != out.Kind {
 			return nil, fmt.Errorf("loadtest: merging kind %q with kind %q", out.Kind, p.Kind)
@@ -374,7 +391,7 @@ func MergeKinds(parts ...*KindResult) (*KindResult, error) {
 		out.Bytes += p.Bytes
 		out.Observed = out.Observed || p.Observed
 		for _, e := range p.Errors {
-			if len(out.Errors) < maxErrSamples && !slices.Contains(out.Errors, e) {
+			if len(out.Errors) < ErrorSamples && !slices.Contains(out.Errors, e) {
 				out.Errors = append(out.Errors, e)
 			}
 		}
@@ -393,16 +410,11 @@ func MergeKinds(parts ...*KindResult) (*KindResult, error) {
 	return out, nil
 }
 
-func newKindResult(name string, ks *kindStats) *KindResult {
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	k := &KindResult{Kind: name, Outcomes: map[Outcome]int64{}, Bytes: ks.bytes, hist: ks.h.Clone(), Observed: ks.observed || (!ks.requests && ks.h.TotalCount()+ks.counts[Dropped] > 0)}
-	for o, c := range ks.counts {
-		if c > 0 {
-			k.Outcomes[Outcome(o)] = c
-		}
-	}
-	k.Errors = append(k.Errors, ks.errs...)
+// NewKindResult returns the figures of the kind name with no outcome
+// counted yet and latencies from h, a histogram of NewHistogram's range
+// that the result keeps (pass a copy of one still recording).
+func NewKindResult(name string, h *hdrhistogram.Histogram) *KindResult {
+	k := &KindResult{Kind: name, Outcomes: map[Outcome]int64{}, hist: h}
 	k.fill()
 	return k
 }
@@ -427,4 +439,24 @@ func (k *KindResult) fill() {
 // String returns a one-line summary, for logs.
 func (s *StepResult) String() string {
 	return fmt.Sprintf("step %d (level %g): %s, %.1f ok/s of %.1f offered/s", s.Index+1, s.Step.Level, s.Verdict, s.Throughput, s.Offered)
+}
+
+// Step is one load level of a plan: the workload ramps from the previous
+// level to Level over Ramp, then holds it for Hold while the step is
+// measured. Level is arrivals per second for loadtest.Arrivals and concurrent users
+// for loadtest.Users.
+type Step struct {
+	// Level is the load to reach: arrivals/s or users; must be > 0.
+	Level float64
+	// Ramp is how long the change from the previous level takes; 0 jumps.
+	Ramp time.Duration
+	// Hold is how long the level is held and measured; must be > 0.
+	Hold time.Duration
+	// FromZero makes the step start from no load: the workload is brought
+	// to zero and its requests drained before the ramp, each given up to
+	// Scenario.Drain from the stop, of which the ramp counts (a request
+	// still in flight when the ramp begins ends before the hold does).
+	// Knee probes use it so that every probe is independent of the one
+	// before.
+	FromZero bool
 }

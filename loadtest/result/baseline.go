@@ -1,4 +1,4 @@
-package loadtest
+package result
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/internal/format"
 )
 
 // Baseline is the committed record of a scenario's stable facts, with the
@@ -333,7 +334,7 @@ func (b *Baseline) Compare(res *Result) *Comparison {
 				base, now := bk.Rates[o], k.Rate(o)
 				if now-base.Max > tol.ErrorRate && significant(base.Max, bk.Count, now, k.Total()) {
 					c.Regressions = append(c.Regressions, fmt.Sprintf("level %g: %s %s rate rose to %s, above the %s–%s of the baseline (tolerance +%s)",
-						bs.Level, bk.Kind, o, formatPct(now), formatPct(base.Min), formatPct(base.Max), formatPct(tol.ErrorRate)))
+						bs.Level, bk.Kind, o, format.Pct(now), format.Pct(base.Min), format.Pct(base.Max), format.Pct(tol.ErrorRate)))
 				}
 			}
 		}
