@@ -378,7 +378,7 @@ func TestErrJoinsEveryClass(t *testing.T) {
 			{Index: 2, Step: loadtest.Step{Level: 30}, Verdict: result.Invalid, Self: result.SelfCheckResult{Reasons: []string{"the generator used 95% of its 2 cores"}}},
 		},
 		Capacity: 10, Verdict: result.Invalid,
-		Baseline: &result.Comparison{Path: "golden.json", Regressions: []string{"capacity dropped to 10"}},
+		Baseline: &result.Comparison{Path: "baseline.json", Regressions: []string{"capacity dropped to 10"}},
 	}
 	err := res.Err()
 	for _, class := range []error{loadtest.ErrBreach, loadtest.ErrInvalid, loadtest.ErrRegression} {
@@ -387,7 +387,7 @@ func TestErrJoinsEveryClass(t *testing.T) {
 	assert.NotErrorIs(t, err, loadtest.ErrIncomplete)
 	assert.Equal(t, "step 2 (level 20): p95 of get < 1s: measured 2s\n"+
 		"step 3 (level 30) is invalid: the generator used 95% of its 2 cores\n"+
-		"regression against golden.json: capacity dropped to 10", err.Error())
+		"regression against baseline.json: capacity dropped to 10", err.Error())
 	var nilErr error
 	assert.Equal(t, nilErr, (&loadtest.Result{Steps: res.Steps[:1], Capacity: 10, Verdict: result.Pass}).Err())
 	assert.True(t, errors.Is((&loadtest.Result{Partial: true, Verdict: result.Incomplete}).Err(), loadtest.ErrIncomplete))

@@ -172,7 +172,7 @@ func levels(res *loadtest.Result) []float64 {
 func TestTestWritesResultAndReport(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("LOADTEST_RESULTS_DIR", filepath.Join(dir, "results"))
-	t.Setenv("LOADTEST_GOLDEN_DIR", filepath.Join(dir, "golden"))
+	t.Setenv("LOADTEST_BASELINE_DIR", filepath.Join(dir, "baselines"))
 	res := loadtest.Test(t, loadtest.Scenario{
 		Params:   map[string]string{"RATE": "50"},
 		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: sleeper(time.Millisecond)}}},
@@ -199,7 +199,7 @@ func TestTestWritesResultAndReport(t *testing.T) {
 func TestTestAppendsStepSummary(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("LOADTEST_RESULTS_DIR", filepath.Join(dir, "results"))
-	t.Setenv("LOADTEST_GOLDEN_DIR", filepath.Join(dir, "golden"))
+	t.Setenv("LOADTEST_BASELINE_DIR", filepath.Join(dir, "baselines"))
 	summary := filepath.Join(dir, "summary.md")
 	require.NoError(t, os.WriteFile(summary, []byte("A/B base: abc\n"), 0o644))
 	t.Setenv("GITHUB_STEP_SUMMARY", summary)

@@ -21,7 +21,7 @@ import (
 // update is -loadtest.update, registered only in test binaries.
 var update = func() *bool {
 	if testing.Testing() {
-		return flag.Bool("loadtest.update", false, "rewrite the baselines in testdata/golden from this run (LOADTEST_BASELINE_RUNS runs, default 3)")
+		return flag.Bool("loadtest.update", false, "rewrite the baselines in testdata/baselines from this run (LOADTEST_BASELINE_RUNS runs, default 3)")
 	}
 	return new(bool)
 }()
@@ -39,7 +39,7 @@ const defaultBaselineRuns = 3
 //     first as an incomplete stub (so an older result never passes for this
 //     run's), then after every step, and at the end — also when the run
 //     failed or was interrupted;
-//   - it is compared with testdata/golden/<Test>/<sub>.json; with
+//   - it is compared with testdata/baselines/<Test>/<sub>.json; with
 //     -loadtest.update the scenario runs LOADTEST_BASELINE_RUNS times
 //     (default 3) and the baseline is rewritten from their spread;
 //   - a malformed scenario or an unwritable result fails the test at once.

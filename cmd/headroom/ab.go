@@ -205,7 +205,7 @@ func abCmd(args []string, stdout io.Writer) error {
 		return &exitError{code, fmt.Errorf("the scenario test does not build: %v\n%s", err, b)}
 	}
 	pkgDir := filepath.Join(harnessSrc, *pkg)
-	noGolden := filepath.Join(work, "no-golden")
+	noBaselines := filepath.Join(work, "no-baselines")
 
 	trial := func(ctx context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
 		dir := filepath.Join(*out, fmt.Sprintf("%s%d", arm, i+1))
@@ -217,7 +217,9 @@ func abCmd(args []string, stdout io.Writer) error {
 		cmd.Dir = pkgDir
 		cmd.Env = append(os.Environ(),
 			"LOADTEST_RESULTS_DIR="+filepath.Join(dir, "results"),
-			"LOADTEST_GOLDEN_DIR="+noGolden,
+			"LOADTEST_BASELINE_DIR="+noBaselines,
+			"LOADTEST_GOLDEN_DIR="+noBaselines, // a harness older than the name
+
 			"LOADTEST_TARGET_SOURCE="+armSrc[arm],
 			"HEADROOM_AB_ARM="+arm.String())
 		cmd.Env = append(cmd.Env, [2]envFlags{baseEnv, headEnv}[arm]...)

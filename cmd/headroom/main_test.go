@@ -53,7 +53,7 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 	require.NoError(t, history([]string{dir}, &stdout))
 	assert.Equal(t, 3, strings.Count(stdout.String(), "\n"), stdout.String())
 
-	gold := filepath.Join(dir, "golden", "a.json")
+	gold := filepath.Join(dir, "baselines", "a.json")
 	stdout.Reset()
 	require.NoError(t, baseline([]string{"-o", gold, out, out}, &stdout))
 	b, err := result.ReadBaseline(gold)

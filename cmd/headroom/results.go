@@ -382,7 +382,7 @@ func historyList(args []string, stdout io.Writer) error {
 
 func baseline(args []string, stdout io.Writer) error {
 	fl := flag.NewFlagSet("baseline", flag.ContinueOnError)
-	out := fl.String("o", "", "baseline file to write, e.g. testdata/golden/TestLoad_Smoke/backend=docker/db=postgres.json (required)")
+	out := fl.String("o", "", "baseline file to write, e.g. testdata/baselines/TestLoad_Smoke/backend=docker/db=postgres.json (required)")
 	capTol := fl.Float64("capacity", 0.10, "largest relative capacity drop allowed")
 	latTol := fl.Float64("latency", 0.25, "largest relative p95/p99 rise allowed")
 	errTol := fl.Float64("errors", 0.01, "largest absolute rise of an outcome's rate")
@@ -391,7 +391,7 @@ func baseline(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fl.NArg() < 1 || *out == "" {
-		return fmt.Errorf("give -o and one or more result files of one scenario: headroom baseline -o GOLDEN.json RUN1.json RUN2.json RUN3.json")
+		return fmt.Errorf("give -o and one or more result files of one scenario: headroom baseline -o BASELINE.json RUN1.json RUN2.json RUN3.json")
 	}
 	var runs []*loadtest.Result
 	for _, p := range fl.Args() {

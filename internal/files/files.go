@@ -57,17 +57,20 @@ func ModuleRoot() (string, error) {
 
 // ResultPaths returns where the result and the baseline of the test named name
 // ("TestLoad_Smoke/users=50") live: testdata/results/<Test>/<sub>.json and
-// testdata/golden/<Test>/<sub>.json under the module root, or under
-// LOADTEST_RESULTS_DIR and LOADTEST_GOLDEN_DIR when set. A test without
-// subtests uses "run" as its file name. A -short run is another experiment
-// than a full one: its files end in ".short.json".
+// testdata/baselines/<Test>/<sub>.json under the module root, or under
+// LOADTEST_RESULTS_DIR and LOADTEST_BASELINE_DIR when set. A module whose
+// baselines are still in testdata/golden (their directory before Headroom
+// named them baselines) and has no testdata/baselines keeps them there;
+// LOADTEST_GOLDEN_DIR is read when LOADTEST_BASELINE_DIR is not set. A test
+// without subtests uses "run" as its file name. A -short run is another
+// experiment than a full one: its files end in ".short.json".
 func ResultPaths(name string) (result, baseline string, err error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", "", fmt.Errorf("loadtest: no go.mod above the working directory to anchor testdata/: %w", err)
 	}
 	resDir := envOr("LOADTEST_RESULTS_DIR", filepath.Join(root, "testdata", "results"))
-	baselineDir := envOr("LOADTEST_GOLDEN_DIR", filepath.Join(root, "testdata", "golden"))
+	baselineDir := envOr("LOADTEST_BASELINE_DIR", envOr("LOADTEST_GOLDEN_DIR", baselineDir(root)))
 	test, sub, ok := strings.Cut(name, "/")
 	if !ok {
 		sub = "run"
@@ -85,6 +88,19 @@ func ResultPaths(name string) (result, baseline string, err error) {
 func LogDir(name string) (string, error) {
 	res, _, err := ResultPaths(name)
 	return strings.TrimSuffix(res, ".json") + ".logs", err
+}
+
+// baselineDir is the module's testdata/baselines, or testdata/golden where
+// only that older directory exists.
+func baselineDir(root string) string {
+	dir := filepath.Join(root, "testdata", "baselines")
+	old := filepath.Join(root, "testdata", "golden")
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		if fi, err := os.Stat(old); err == nil && fi.IsDir() {
+			return old
+		}
+	}
+	return dir
 }
 
 func envOr(k, def string) string {

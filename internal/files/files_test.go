@@ -1,6 +1,7 @@
 package files
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,10 +20,34 @@ func TestPathsUseModuleRoot(t *testing.T) {
 	root, err := ModuleRoot()
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "testdata/results/TestLoad_Smoke/users=50"+ext), res)
-	assert.Equal(t, filepath.Join(root, "testdata/golden/TestLoad_Smoke/users=50"+ext), gold)
+	assert.Equal(t, filepath.Join(root, "testdata/baselines/TestLoad_Smoke/users=50"+ext), gold)
 	res, _, err = ResultPaths("TestLoad_Plain")
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "testdata/results/TestLoad_Plain/run"+ext), res)
+}
+
+// A module whose baselines are still in testdata/golden keeps them there
+// until it has a testdata/baselines; the environment overrides both.
+func TestBaselinesOfAnOlderLayout(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n"), 0o644))
+	t.Chdir(root)
+	t.Setenv("LOADTEST_BASELINE_DIR", "")
+	t.Setenv("LOADTEST_GOLDEN_DIR", "")
+	base := func() string {
+		_, b, err := ResultPaths("TestLoad_X/run")
+		require.NoError(t, err)
+		return filepath.Dir(filepath.Dir(b))
+	}
+	assert.Equal(t, filepath.Join(root, "testdata", "baselines"), base(), "a new module")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "testdata", "golden"), 0o755))
+	assert.Equal(t, filepath.Join(root, "testdata", "golden"), base(), "only the older directory")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "testdata", "baselines"), 0o755))
+	assert.Equal(t, filepath.Join(root, "testdata", "baselines"), base(), "both")
+	t.Setenv("LOADTEST_GOLDEN_DIR", "/elsewhere/golden")
+	assert.Equal(t, "/elsewhere/golden", base())
+	t.Setenv("LOADTEST_BASELINE_DIR", "/elsewhere/baselines")
+	assert.Equal(t, "/elsewhere/baselines", base())
 }
 
 func TestLogDirBesideTheResult(t *testing.T) {

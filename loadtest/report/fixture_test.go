@@ -66,7 +66,7 @@ func fixture(t testing.TB) *loadtest.Result {
 		Capacity: 20, FirstFailure: 40, Verdict: result.Fail,
 		Conclusion: "ladder stopped after step 3 (level 40) was fail",
 		Findings:   []result.Finding{{Name: "relay memory per user", Value: 1 << 20, Low: 900 << 10, High: 1100 << 10, Unit: "bytes"}},
-		Baseline:   &result.Comparison{Path: "testdata/golden/TestLoad_Fixture/users=40.json", Compared: 12, Regressions: []string{"capacity 30 → 20 (-33%)"}},
+		Baseline:   &result.Comparison{Path: "testdata/baselines/TestLoad_Fixture/users=40.json", Compared: 12, Regressions: []string{"capacity 30 → 20 (-33%)"}},
 	}
 	medians := []time.Duration{40 * time.Millisecond, 90 * time.Millisecond, 300 * time.Millisecond}
 	for i, st := range res.Plan.Steps {

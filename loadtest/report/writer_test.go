@@ -22,7 +22,7 @@ import (
 func TestTestWritesHTML(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("LOADTEST_RESULTS_DIR", filepath.Join(dir, "results"))
-	t.Setenv("LOADTEST_GOLDEN_DIR", filepath.Join(dir, "golden"))
+	t.Setenv("LOADTEST_BASELINE_DIR", filepath.Join(dir, "baselines"))
 	ok := func(ctx context.Context) loadtest.Response {
 		time.Sleep(time.Millisecond)
 		return loadtest.Response{Outcome: loadtest.OK}

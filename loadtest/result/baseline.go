@@ -16,7 +16,7 @@ import (
 )
 
 // Baseline is the committed record of a scenario's stable facts, with the
-// tolerances a later run is compared with: testdata/golden/<Test>/<sub>.json.
+// tolerances a later run is compared with: testdata/baselines/<Test>/<sub>.json.
 // It is written from one or more runs (LOADTEST_BASELINE_RUNS with
 // -loadtest.update, or `headroom baseline` over several results) and keeps
 // the spread the runs showed: a later run is flagged only when it falls

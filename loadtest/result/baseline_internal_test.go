@@ -216,7 +216,7 @@ func TestBaselineSmallSamplesAreNotRegressions(t *testing.T) {
 
 func TestBaselineFileRoundTripAndMissing(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "golden", "TestX", "sub.json")
+	path := filepath.Join(dir, "baselines", "TestX", "sub.json")
 	res := synthetic([]float64{100}, []float64{1}, 0, 100, env)
 	c, err := CompareWithBaseline(res, path)
 	require.NoError(t, err)
@@ -281,10 +281,10 @@ func TestMarkdownReport(t *testing.T) {
 	assert.Contains(t, md, "step 2 (level 9281): p95 of get < 15s: measured 17s")
 
 	// What a comparison left out is in the report, not only in a log line.
-	res.Baseline = &Comparison{Path: "golden.json", Compared: 12, NotCompared: []string{"latency: the baseline was recorded on host \"h1\""}}
+	res.Baseline = &Comparison{Path: "baseline.json", Compared: 12, NotCompared: []string{"latency: the baseline was recorded on host \"h1\""}}
 	md = res.Markdown()
-	assert.Contains(t, md, "No regression against `golden.json` (12 figures compared).")
+	assert.Contains(t, md, "No regression against `baseline.json` (12 figures compared).")
 	assert.Contains(t, md, "Not compared: latency: the baseline was recorded on host \"h1\".")
-	res.Baseline = &Comparison{Path: "golden.json", Skipped: "the plan differs from the baseline's"}
-	assert.Contains(t, res.Markdown(), "Not compared with `golden.json`: the plan differs from the baseline's.")
+	res.Baseline = &Comparison{Path: "baseline.json", Skipped: "the plan differs from the baseline's"}
+	assert.Contains(t, res.Markdown(), "Not compared with `baseline.json`: the plan differs from the baseline's.")
 }

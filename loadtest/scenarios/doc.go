@@ -32,7 +32,7 @@
 // product's seeder (examples/relay/relayseed, examples/desk/deskseed, built
 // on package seed), drives a plan with package loadtest, fails on an SLO
 // breach, and writes its result to testdata/results/ and compares it with
-// testdata/golden/. Knobs come from the environment (USERS, RAMP, HOLD, GAP,
+// testdata/baselines/. Knobs come from the environment (USERS, RAMP, HOLD, GAP,
 // SEED, a knee's START, FACTOR, MAX…, LOADTEST_BACKEND, LOADTEST_DB,
 // LOADTEST_TARGET_CPUS, LOADTEST_TARGET_MEMORY); every knob a run used is
 // recorded in its result.
