@@ -259,9 +259,7 @@ func (s *Scenario) Validate() error {
 	if s.Workload != nil && s.Plan != nil {
 		errs = append(errs, fitsLimiters(s.Workload, s.Plan))
 	}
-	if s.Shard.Count != 0 || s.Shard.Index != 0 || !s.Shard.StartAt.IsZero() { // a shard's run (shard.go)
-		errs = append(errs, validateShard(s.Shard, s.Workload, s.Plan))
-	}
+	errs = append(errs, validateShard(s.Shard, s.Workload, s.Plan))
 	return errors.Join(errs...)
 }
 
@@ -318,9 +316,7 @@ func Run(ctx context.Context, s Scenario) (*Result, error) {
 		Plan: describePlan(s.Plan), Params: s.Params, Seed: s.Seed, Start: time.Now(),
 		Environment: fingerprint(s.System), Provenance: provenance(),
 	}
-	if s.Shard.Count > 0 {
-		r.joinShard()
-	}
+	r.course = r.courseOf()
 	r.timeline = newTimelineLog(r.res.Start, s.SeriesEvery)
 	for _, c := range s.Checks {
 		r.res.Checks = append(r.res.Checks, c.String())
@@ -360,16 +356,39 @@ type runner struct {
 
 	mu       sync.Mutex // guards timeline
 	timeline *timelineLog
+
+	course course
+}
+
+// A course takes a run through its steps: the plan's, each decided after
+// the one before (sequential), or a shard's, on the wall clock every shard
+// of the run shares (aligned, shard.go).
+type course interface {
+	// start starts the workload: the whole of it, or the shard's slice.
+	start(ctx context.Context) Driver
+	// steps ramps, holds and records every step, until the plan ends or
+	// ctx is done.
+	steps(ctx, bg context.Context, drv Driver) error
+}
+
+// courseOf is where a run becomes one shard of several, or stays whole.
+func (r *runner) courseOf() course {
+	if r.s.Shard.Count > 0 {
+		return r.joinShard()
+	}
+	return sequential{r}
+}
+
+// sequential is the course of a whole run: the plan decides each step
+// from the steps measured before it.
+type sequential struct{ r *runner }
+
+func (c sequential) start(ctx context.Context) Driver {
+	return c.r.s.Workload.Start(ctx, c.r.rec, c.r.s.Seed)
 }
 
 func (r *runner) run(ctx context.Context) error {
-	sharded := r.s.Shard.Count > 0 // a shard runs its slice of the workload on the wall clock (shard.go)
-	var drv Driver
-	if sharded {
-		drv = r.startShard(ctx)
-	} else {
-		drv = r.s.Workload.Start(ctx, r.rec, r.s.Seed)
-	}
+	drv := r.course.start(ctx)
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var bgWG sync.WaitGroup
 	r.samples = newSampleLog(append([]Sampler{newProcessSampler(), r.host}, r.s.Samplers...), r.s.Logf)
@@ -382,10 +401,11 @@ func (r *runner) run(ctx context.Context) error {
 		stopBG()
 		bgWG.Wait()
 	}()
-	if sharded {
-		return r.aligned(ctx, bg, drv)
-	}
+	return r.course.steps(ctx, bg, drv)
+}
 
+func (c sequential) steps(ctx, bg context.Context, drv Driver) error {
+	r := c.r
 	level := 0.0
 	for i := 0; ; i++ {
 		step, ok := r.s.Plan.Next(r.res.Steps)
@@ -469,15 +489,7 @@ func (r *runner) usersAt(level float64) int {
 	if _, ok := r.s.Workload.(*Users); !ok {
 		return 0
 	}
-	n := int(math.Round(level))
-	if sh := r.s.Shard; sh.Count > 1 {
-		owned := n / sh.Count
-		if sh.Index < n%sh.Count {
-			owned++
-		}
-		return owned
-	}
-	return n
+	return shareOf(r.s.Shard, int(math.Round(level)))
 }
 
 // record adds a measured step to the result, logs it and hands the result

@@ -60,12 +60,22 @@ func ladderSteps(p Plan) []Step {
 	return nil
 }
 
-// aligned runs every step of the ladder on wall-clock instants: step i
+// aligned is a shard's course: its slice of the workload, every step on
+// wall-clock instants all shards share.
+type aligned struct{ r *runner }
+
+// start starts this shard's slice of the workload.
+func (c aligned) start(ctx context.Context) Driver {
+	return c.r.s.Workload.(shardable).startShard(ctx, c.r.rec, c.r.s.Seed, c.r.s.Shard)
+}
+
+// steps runs every step of the ladder on wall-clock instants: step i
 // ramps at StartAt + the ramps, holds and gaps of the steps before it and
 // holds from the end of its ramp. Each ramp is set on the driver ahead of
 // its instant, while the step before holds, so that every shard's schedule
 // changes at the same point.
-func (r *runner) aligned(ctx, bg context.Context, drv Driver) error {
+func (c aligned) steps(ctx, bg context.Context, drv Driver) error {
+	r := c.r
 	sh := r.s.Shard.WithDefaults()
 	steps := ladderSteps(r.s.Plan)
 	ra := drv.(rampAter)
@@ -122,16 +132,25 @@ func (r *runner) aligned(ctx, bg context.Context, drv Driver) error {
 
 // joinShard makes the run one shard of a run of several processes: its
 // result says which, and the host's other load is the other shards', not
-// a busy neighbour's.
-func (r *runner) joinShard() {
+// a busy neighbour's. The shard runs its steps aligned.
+func (r *runner) joinShard() course {
 	if r.s.Shard.Count > 1 {
 		r.s.SelfCheck.MaxHostOther = -1
 	}
 	name, _ := os.Hostname()
 	r.res.Shard = &result.ShardInfo{Shard: r.s.Shard.WithDefaults(), Host: hostID(), Name: name}
+	return aligned{r}
 }
 
-// startShard starts this shard's slice of the workload.
-func (r *runner) startShard(ctx context.Context) Driver {
-	return r.s.Workload.(shardable).startShard(ctx, r.rec, r.s.Seed, r.s.Shard)
+// shareOf returns how many of n users are the shard's: n when the run is
+// not sharded.
+func shareOf(sh result.Shard, n int) int {
+	if sh.Count <= 1 {
+		return n
+	}
+	owned := n / sh.Count
+	if sh.Index < n%sh.Count {
+		owned++
+	}
+	return owned
 }
