@@ -96,22 +96,12 @@ func Test(t testing.TB, s Scenario) *Result {
 		}
 	}
 
+	defer claimPath(t).tested()
 	profileKnob(&s, resultPath)
 	write := func(res *Result) error {
 		res.Short = testing.Short()
 		relativeProfiles(res, resultPath)
-		if err := res.WriteFile(resultPath); err != nil {
-			return fmt.Errorf("write result: %w", err)
-		}
-		if err := files.WriteAtomic(strings.TrimSuffix(resultPath, ".json")+".md", []byte(res.Markdown())); err != nil {
-			return fmt.Errorf("write report: %w", err)
-		}
-		for _, w := range registeredWriters() {
-			if err := w.fn(res, resultPath); err != nil {
-				return fmt.Errorf("write %s: %w", w.name, err)
-			}
-		}
-		return nil
+		return writeResult(res, resultPath)
 	}
 	if err := write(stub(s)); err != nil {
 		t.Fatal(err)
@@ -169,6 +159,104 @@ func Test(t testing.TB, s Scenario) *Result {
 	}
 	t.Logf("%s: capacity %s, %s; result in %s", res.Scenario, res.CapacityText(), res.Verdict, relToModule(resultPath))
 	return res
+}
+
+// writeResult writes res at path atomically, with its Markdown report and
+// every registered writer's file beside it.
+func writeResult(res *Result, path string) error {
+	if err := res.WriteFile(path); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	if err := files.WriteAtomic(strings.TrimSuffix(path, ".json")+".md", []byte(res.Markdown())); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	for _, w := range registeredWriters() {
+		if err := w.fn(res, path); err != nil {
+			return fmt.Errorf("write %s: %w", w.name, err)
+		}
+	}
+	return nil
+}
+
+// A claim is a test's hold on its result path (Claim).
+type claim struct {
+	mu  sync.Mutex
+	ran bool // Test wrote a result there
+}
+
+func (c *claim) tested() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ran = true
+}
+
+var claims struct {
+	sync.Mutex
+	byPath map[string]*claim
+}
+
+// Claim makes the result path of the test t this run's before anything
+// else of the run happens: the files of the run before are kept beside it
+// as <sub>.previous.json (and .md, .logs, …), and a stub says that this run
+// is under way, so that a run that dies — in an image build, the start-up
+// of the system under test, seeding, anywhere — leaves its own incomplete
+// result and never an older run's verdict standing as the current one.
+// fixtures.Start and Test claim; a test that starts its system under test
+// by other means calls it first. A test claims its path once per process.
+//
+// A test that ends without calling Test leaves, when it failed, the stub
+// saying so; when it passed or was skipped, nothing.
+func Claim(t testing.TB) {
+	t.Helper()
+	claimPath(t)
+}
+
+// claimPath is Claim, returning the claim for Test to mark.
+func claimPath(t testing.TB) *claim {
+	t.Helper()
+	path, _, err := files.ResultPaths(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims.Lock()
+	c, held := claims.byPath[path]
+	if !held {
+		if claims.byPath == nil {
+			claims.byPath = map[string]*claim{}
+		}
+		c = &claim{}
+		claims.byPath[path] = c
+	}
+	claims.Unlock()
+	if held {
+		return c
+	}
+	if err := files.Supersede(path); err != nil {
+		t.Fatalf("loadtest: moving the previous result at %s aside: %v", path, err)
+	}
+	stub := &Result{Schema: result.SchemaVersion, Scenario: t.Name(), Short: testing.Short(), Start: time.Now(), End: time.Now(),
+		Provenance: provenance(), Environment: fingerprint(result.System{}), Verdict: result.Incomplete, Partial: true,
+		Conclusion: "the run had not begun its load when this was written (building images, starting the system under test, seeding): a run that stops here died or was killed before its first step"}
+	if err := writeResult(stub, path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		ran := c.ran
+		c.mu.Unlock()
+		switch {
+		case ran:
+		case t.Failed():
+			stub.End = time.Now()
+			stub.Conclusion = "the test failed before its load began (see its log): nothing was measured"
+			_ = writeResult(stub, path)
+		default:
+			for _, ext := range []string{".json", ".md", ".html"} {
+				_ = os.Remove(strings.TrimSuffix(path, ".json") + ext)
+			}
+		}
+	})
+	return c
 }
 
 type namedWriter struct {

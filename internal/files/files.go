@@ -121,3 +121,45 @@ func SafeName(s string) string {
 		return r
 	}, s)
 }
+
+// Supersede makes way for a new run's result at jsonPath: the files of the
+// run before — <base>.json and every <base>.<ext> beside it (its Markdown
+// and HTML reports, its .logs and .profiles directories) — are renamed
+// <base>.previous.<ext>, replacing the run before that, so that nothing of
+// an older run stands under the new run's name while the new one is
+// written. Files of other results sharing the prefix (<base>.short.json)
+// are not touched. A result path with nothing there is not an error.
+func Supersede(jsonPath string) error {
+	base := strings.TrimSuffix(filepath.Base(jsonPath), ".json")
+	dir := filepath.Dir(jsonPath)
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var ours []string
+	for _, e := range entries {
+		ext, ok := strings.CutPrefix(e.Name(), base+".")
+		if ok && ext != "" && !strings.Contains(ext, ".") {
+			ours = append(ours, ext)
+		}
+	}
+	if len(ours) == 0 {
+		return nil
+	}
+	for _, e := range entries {
+		if ext, ok := strings.CutPrefix(e.Name(), base+".previous."); ok && !strings.Contains(ext, ".") {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ext := range ours {
+		if err := os.Rename(filepath.Join(dir, base+"."+ext), filepath.Join(dir, base+".previous."+ext)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

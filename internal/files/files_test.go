@@ -72,3 +72,43 @@ func TestWriteAtomicLeavesNoTemporaryFile(t *testing.T) {
 func TestSafeName(t *testing.T) {
 	assert.Equal(t, "TestLoad_X/a=b_c_d", SafeName("TestLoad_X/a=b c:d"))
 }
+
+// Supersede moves every file of the result before aside, and only its.
+func TestSupersedeMovesTheRunBeforeAside(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "-"
+		}
+		return string(b)
+	}
+	path := filepath.Join(dir, "run.json")
+	require.NoError(t, Supersede(path), "nothing there yet")
+	write("run.json", "one")
+	write("run.md", "one md")
+	write("run.logs/relay.log", "one log")
+	write("run.short.json", "short")
+	write("runner.json", "another test")
+	require.NoError(t, Supersede(path))
+	assert.Equal(t, "-", read("run.json"))
+	assert.Equal(t, "-", read("run.md"))
+	assert.Equal(t, "-", read("run.logs/relay.log"))
+	assert.Equal(t, "one", read("run.previous.json"))
+	assert.Equal(t, "one md", read("run.previous.md"))
+	assert.Equal(t, "one log", read("run.previous.logs/relay.log"))
+	assert.Equal(t, "short", read("run.short.json"), "a -short run's result is another's")
+	assert.Equal(t, "another test", read("runner.json"))
+
+	// The next run: only one generation is kept.
+	write("run.json", "two")
+	write("run.logs/relay.log", "two log")
+	require.NoError(t, Supersede(path))
+	assert.Equal(t, "two", read("run.previous.json"))
+	assert.Equal(t, "two log", read("run.previous.logs/relay.log"))
+	assert.Equal(t, "-", read("run.previous.md"), "the md of the run before last went with it")
+}
