@@ -18,7 +18,6 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
-	"github.com/headroom-dev/headroom/loadtest/report"
 	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
@@ -60,7 +59,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	insecure := fl.Bool("insecure", false, "skip TLS verification (loopback targets only)")
 	allowRemote := fl.Bool("allow-remote", false, "allow a target that is not on loopback: you must own it")
 	seed := fl.Uint64("seed", 1, "random seed")
-	out := fl.String("o", "", "write the result JSON here (and the Markdown and HTML reports beside it); a shard rewrites it after every step")
+	out := fl.String("o", "", "write the result JSON here (and the Markdown and HTML reports beside it), from before the first request and after every step; the run before's files are kept as *.previous.*")
 	shardFlag := fl.String("shard", "", "run as shard I of N generator processes (I from 0, e.g. 1/3): arrival i is sent by shard i mod N; merge the shards' results with headroom merge")
 	startAt := fl.String("start-at", "", "shards: the common start instant, RFC 3339 (e.g. 2026-12-01T12:00:00Z), a little ahead")
 	stepGap := fl.Duration("step-gap", 0, "shards: pause between a step's hold and the next ramp, for the step to drain (0 for the default 2s)")
@@ -92,6 +91,9 @@ func runCmd(args []string, stdout io.Writer) error {
 		}
 		plan = loadtest.Levels(*ramp, *hold, levels...)
 	}
+	if err := plan.Validate(); err != nil { // before any request, the preflight's too
+		return &exitError{exitUsage, fmt.Errorf("%w (flags -rates, -ramp, -hold, -start, -factor, -max)", err)}
+	}
 	if *conns == 0 {
 		*conns = poolFor(plan.MaxLevel(), max(*p95, *p99))
 	}
@@ -116,12 +118,9 @@ func runCmd(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := preflight(client, req, *target); err != nil {
-		return err
-	}
-
 	kind := strings.ToLower(*method)
 	checks := cliChecks(kind, *p95, *p99, *maxErr)
+	name := "headroom run " + *target
 	params := map[string]string{"url": *target, "method": *method, "rates": *rates, "ramp": ramp.String(), "hold": hold.String(),
 		"p95": p95.String(), "p99": p99.String(), "max-errors": strconv.FormatFloat(*maxErr, 'g', -1, 64), "conns": strconv.Itoa(*conns)}
 	if !*hostCheck {
@@ -130,10 +129,18 @@ func runCmd(args []string, stdout io.Writer) error {
 	if sh.Count > 0 {
 		params["shard"] = fmt.Sprintf("%d/%d", sh.Index, sh.Count)
 	}
+	of := outFile(*out)
+	if err := of.claim(name, params); err != nil {
+		return err
+	}
+	if err := preflight(client, req, *target); err != nil {
+		of.fail(name, params, err)
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := loadtest.Run(ctx, loadtest.Scenario{
-		Name:      "headroom run " + *target,
+		Name:      name,
 		Workload:  &loadtest.Arrivals{Poisson: *poisson, Mix: []loadtest.Kind{{Name: kind, Weight: 1, Do: client.Func(req)}}},
 		Plan:      plan,
 		Checks:    checks,
@@ -142,23 +149,14 @@ func runCmd(args []string, stdout io.Writer) error {
 		System:    result.System{Backend: "external"},
 		Logf:      func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 		Shard:     sh,
-		OnStep:    keepStep(sh, *out, *emit, stdout),
+		OnStep:    keepStep(of, *emit, stdout),
 		SelfCheck: selfCheck(*hostCheck),
 	})
 	if res == nil {
 		return err
 	}
-	if *out != "" {
-		if werr := res.WriteFile(*out); werr != nil {
-			return werr
-		}
-		md := strings.TrimSuffix(*out, ".json") + ".md"
-		if werr := os.WriteFile(md, []byte(res.Markdown()), 0o644); werr != nil {
-			return werr
-		}
-		if werr := report.WriteHTML(res, *out); werr != nil {
-			return werr
-		}
+	if werr := of.write(res); werr != nil {
+		return werr
 	}
 	if *emit {
 		if werr := emitResult(stdout, res); werr != nil {

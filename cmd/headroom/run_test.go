@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,4 +52,22 @@ func TestRunSizesItsPool(t *testing.T) {
 	why := strings.Join(small.Steps[0].Self.Reasons, "\n")
 	assert.Contains(t, why, "a client's connection pool is smaller than the load needs: raise -conns")
 	assert.NotContains(t, why, "httpc.Options")
+}
+
+// A malformed plan is refused before any request, the preflight's too,
+// and leaves -o as it was.
+func TestRunRefusesABadPlanBeforeSending(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) }))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "run.json")
+	for _, bad := range [][]string{{"-rates", "-5"}, {"-hold", "0s"}, {"-ramp", "-1s"}, {"-knee", "-factor", "1"}} {
+		var stdout bytes.Buffer
+		err := runCmd(append([]string{"-url", srv.URL, "-o", out}, bad...), &stdout)
+		require.Error(t, err, "%v", bad)
+		t.Logf("%v: %v", bad, err)
+		assert.Contains(t, err.Error(), "flags -rates", "%v: the error names the flags to fix", bad)
+	}
+	assert.Zero(t, requests.Load(), "requests sent for a malformed plan")
+	assert.NoFileExists(t, out)
 }

@@ -53,18 +53,13 @@ func cliChecks(kind string, p95, p99 time.Duration, maxErr float64) []loadtest.C
 	return checks
 }
 
-// keepStep returns the OnStep of a run: a shard rewrites its result file
-// after every step, and -emit-result prints the result so far to stdout,
-// so that a shard killed mid-run leaves the steps it finished.
-func keepStep(sh result.Shard, out string, emit bool, stdout io.Writer) func(*loadtest.Result) {
-	if (sh.Count == 0 || out == "") && !emit {
-		return nil
-	}
+// keepStep returns the OnStep of a run: it rewrites -o after every step,
+// and -emit-result prints the result so far to stdout, so that a run killed
+// mid-way leaves the steps it finished.
+func keepStep(out outFile, emit bool, stdout io.Writer) func(*loadtest.Result) {
 	return func(res *loadtest.Result) {
-		if sh.Count > 0 && out != "" {
-			if err := res.WriteFile(out); err != nil {
-				fmt.Fprintf(os.Stderr, "headroom run: %v\n", err)
-			}
+		if err := out.write(res); err != nil {
+			fmt.Fprintf(os.Stderr, "headroom run: %v\n", err)
 		}
 		if emit {
 			if err := shard.Emit(stdout, res); err != nil {

@@ -228,3 +228,41 @@ func TestShardLoopbackGuard(t *testing.T) {
 	err = runCmd([]string{"-url", "http://127.0.0.1:1/", "-shard", "0/3"}, &bytes.Buffer{})
 	assert.ErrorContains(t, err, "-shard needs -start-at")
 }
+
+// TestRunKilledMidStepKeepsItsSteps: headroom run -o, killed with SIGKILL
+// in step 2, leaves its own partial result holding step 1 — never the
+// older file at that path, which it kept beside it as *.previous.json.
+func TestRunKilledMidStepKeepsItsSteps(t *testing.T) {
+	srv := slowTarget(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run.json")
+	old := &loadtest.Result{Schema: result.SchemaVersion, Scenario: "an older run", Verdict: result.Pass, Capacity: 999}
+	require.NoError(t, old.WriteFile(out))
+	p := startHeadroom(t, nil, "-url", srv.URL, "-rates", "50,100", "-ramp", "0s", "-hold", "2s", "-o", out)
+	stub := func() bool {
+		res, err := result.ReadResult(out)
+		return err == nil && res.Scenario != "an older run"
+	}
+	require.Eventually(t, stub, 10*time.Second, 10*time.Millisecond, "no stub of this run at -o: %s", p.stderr.String())
+	got, err := result.ReadResult(out)
+	require.NoError(t, err)
+	assert.Equal(t, result.Incomplete, got.Verdict, "before its first step, the run says it is under way")
+	stepped := func() bool {
+		res, err := result.ReadResult(out)
+		return err == nil && len(res.Steps) == 1
+	}
+	require.Eventually(t, stepped, 20*time.Second, 20*time.Millisecond, "step 1 not written: %s", p.stderr.String())
+	time.Sleep(500 * time.Millisecond) // into step 2
+	require.NoError(t, p.cmd.Process.Kill())
+	_ = p.cmd.Wait()
+
+	got, err = result.ReadResult(out)
+	require.NoError(t, err)
+	require.Len(t, got.Steps, 1, "the step it finished is kept")
+	assert.Equal(t, float64(50), got.Steps[0].Step.Level)
+	assert.NotEqual(t, float64(999), got.Capacity)
+	prev, err := result.ReadResult(filepath.Join(dir, "run.previous.json"))
+	require.NoError(t, err)
+	assert.Equal(t, float64(999), prev.Capacity, "the older run is kept, named older")
+	assert.FileExists(t, filepath.Join(dir, "run.md"))
+}
