@@ -38,20 +38,40 @@ func TestRunRenderCompareHistoryPlot(t *testing.T) {
 
 	stdout.Reset()
 	require.NoError(t, compare([]string{out, out}, &stdout))
-	assert.Contains(t, stdout.String(), "no regression")
+	assert.Contains(t, stdout.String(), "No regression against "+out)
+
+	// A copy whose target died in step 2, taken for the harness's fault
+	// (step invalid, 40% failed, capacity 240 → 120): once "no
+	// regression", exit 0; now inconclusive, exit 3.
+	collapsed := *res
+	collapsed.Steps = []*loadtest.StepResult{res.Steps[0], func() *loadtest.StepResult {
+		s := *res.Steps[1]
+		k := *s.Kinds[0]
+		k.Outcomes = map[result.Outcome]int64{result.OK: 150, result.TransportError: 100}
+		s.Kinds, s.Verdict, s.Self.Reasons = []*result.KindResult{&k}, result.Invalid, []string{"harness fault: the proxy exited"}
+		return &s
+	}()}
+	collapsed.Capacity, collapsed.Verdict = 120, result.Invalid
+	dead := filepath.Join(dir, "dead.json")
+	require.NoError(t, collapsed.WriteFile(dead))
+	stdout.Reset()
+	var stderr bytes.Buffer
+	assert.Equal(t, exitInvalid, run([]string{"compare", out, dead}, &stdout, &stderr))
+	assert.NotContains(t, stdout.String(), "No regression")
+	assert.Contains(t, stdout.String(), "inconclusive: step 2 (level 240) is invalid: harness fault: the proxy exited")
+	assert.Contains(t, stderr.String(), "rerun")
 
 	// A copy whose capacity halved is a regression: exit status 1.
 	res.Capacity = 120
 	worse := filepath.Join(dir, "b.json")
 	require.NoError(t, res.WriteFile(worse))
 	stdout.Reset()
-	var stderr bytes.Buffer
 	assert.Equal(t, exitFail, run([]string{"compare", out, worse}, &stdout, &stderr))
 	assert.Contains(t, stdout.String(), "capacity dropped to 120, below the 240–240")
 
 	stdout.Reset()
 	require.NoError(t, history([]string{dir}, &stdout))
-	assert.Equal(t, 3, strings.Count(stdout.String(), "\n"), stdout.String())
+	assert.Equal(t, 4, strings.Count(stdout.String(), "\n"), stdout.String()) // a header, a, b and dead
 
 	gold := filepath.Join(dir, "baselines", "a.json")
 	stdout.Reset()

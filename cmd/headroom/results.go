@@ -122,21 +122,20 @@ func compare(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%s and %s were measured in different environment classes (%s): they do not compare; compare builds on one machine with headroom ab", fl.Arg(0), fl.Arg(1), strings.Join(diff, "; "))
 	}
 	c := base.Compare(cur)
-	for _, n := range c.NotCompared {
-		fmt.Fprintf(stdout, "not compared: %s\n", n)
+	c.Path = fl.Arg(0)
+	for _, l := range c.Lines() {
+		fmt.Fprintln(stdout, l)
 	}
+	fmt.Fprintf(stdout, "capacity %g–%g → %g\n", base.Capacity.Min, base.Capacity.Max, cur.Capacity)
 	switch {
 	case c.Skipped != "":
 		return &exitError{exitInvalid, fmt.Errorf("not compared: %s", c.Skipped)}
-	case len(c.Regressions) == 0:
-		fmt.Fprintf(stdout, "no regression (%d figures compared; capacity %g–%g → %g)\n", c.Compared, base.Capacity.Min, base.Capacity.Max, cur.Capacity)
-		return nil
-	default:
-		for _, r := range c.Regressions {
-			fmt.Fprintln(stdout, r)
-		}
+	case len(c.Regressions) > 0:
 		return &exitError{exitFail, fmt.Errorf("%d regression(s)", len(c.Regressions))}
+	case len(c.Inconclusive) > 0:
+		return &exitError{exitInvalid, fmt.Errorf("inconclusive: the run cannot show it held its baseline (%d reason(s)); rerun", len(c.Inconclusive))}
 	}
+	return nil
 }
 
 // readBase reads path as a baseline, or as a result made into a one-run

@@ -296,22 +296,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 	}
 	if c := res.Baseline; c != nil {
 		v.BaseTitle = c.Path
-		switch {
-		case c.Missing:
-			v.Baseline = append(v.Baseline, fmt.Sprintf("No baseline at %s yet; record one with -loadtest.update.", c.Path))
-		case c.Skipped != "":
-			v.Baseline = append(v.Baseline, fmt.Sprintf("Not compared with %s: %s.", c.Path, c.Skipped))
-		case len(c.Regressions) == 0:
-			v.Baseline = append(v.Baseline, fmt.Sprintf("No regression against %s (%d figures compared).", c.Path, c.Compared))
-		default:
-			v.Baseline = append(v.Baseline, fmt.Sprintf("Regressions against %s (%d figures compared):", c.Path, c.Compared))
-			for _, r := range c.Regressions {
-				v.Baseline = append(v.Baseline, "regression: "+r)
-			}
-		}
-		for _, n := range c.NotCompared {
-			v.Baseline = append(v.Baseline, "not compared: "+n)
-		}
+		v.Baseline = c.Lines()
 	}
 
 	e := res.Environment

@@ -266,10 +266,52 @@ type Comparison struct {
 	// another host, capacity in another environment class).
 	NotCompared []string `json:"not_compared,omitempty"`
 	// Regressions lists every figure that moved beyond its tolerance,
-	// with the baseline's value and the run's.
+	// with the baseline's value and the run's, and every step in which a
+	// component of the system under test stopped.
 	Regressions []string `json:"regressions,omitempty"`
+	// Inconclusive says why, with no figure regressed, the run still
+	// cannot claim to have held its baseline: a step invalid or incomplete
+	// (what it measured is not the target's, or not all of it), a capacity
+	// below the baseline's beside such a step. A comparison with any is no
+	// pass: rerun.
+	Inconclusive []string `json:"inconclusive,omitempty"`
 	// Compared counts the figures compared.
 	Compared int `json:"compared"`
+}
+
+// Held reports whether the run held its baseline: compared, with no
+// regression and nothing inconclusive.
+func (c *Comparison) Held() bool {
+	return !c.Missing && c.Skipped == "" && len(c.Regressions) == 0 && len(c.Inconclusive) == 0
+}
+
+// Lines are the comparison as a report gives it: a sentence saying what
+// it found, then every regression, inconclusive point and figure left
+// out, each a line of its own.
+func (c *Comparison) Lines() []string {
+	var out []string
+	switch {
+	case c.Missing:
+		out = append(out, fmt.Sprintf("No baseline at %s yet; record one with -loadtest.update.", c.Path))
+	case c.Skipped != "":
+		out = append(out, fmt.Sprintf("Not compared with %s: %s.", c.Path, c.Skipped))
+	case len(c.Regressions) > 0:
+		out = append(out, fmt.Sprintf("Regressions against %s (%d figures compared):", c.Path, c.Compared))
+	case len(c.Inconclusive) > 0:
+		out = append(out, fmt.Sprintf("No verdict against %s (%d figures compared): the run cannot show it held its baseline; rerun:", c.Path, c.Compared))
+	default:
+		out = append(out, fmt.Sprintf("No regression against %s (%d figures compared).", c.Path, c.Compared))
+	}
+	for _, r := range c.Regressions {
+		out = append(out, "regression: "+r)
+	}
+	for _, r := range c.Inconclusive {
+		out = append(out, "inconclusive: "+r)
+	}
+	for _, n := range c.NotCompared {
+		out = append(out, "not compared: "+n)
+	}
+	return out
 }
 
 // Compare compares res with b at the levels both measured. A figure
@@ -292,11 +334,21 @@ func (b *Baseline) Compare(res *Result) *Comparison {
 	classDiff := b.Environment.ClassDiff(res.Environment)
 	sameClass := len(classDiff) == 0
 	latency := sameClass && !b.Short && b.Environment.Host != "" && b.Environment.Host == res.Environment.Host
-	switch {
-	case !sameClass:
+	if !sameClass {
 		c.NotCompared = append(c.NotCompared, "capacity and latency: another environment class ("+strings.Join(classDiff, "; ")+"); correctness compared")
-	case len(res.Invalid()) > 0:
-		c.NotCompared = append(c.NotCompared, "capacity: the run has invalid steps")
+	}
+	// A step that says nothing of the target, or not all, leaves the run
+	// unable to claim it held: the target may have failed there.
+	unsure := false
+	for _, s := range res.Steps {
+		if s.Verdict == Invalid || s.Verdict == Incomplete {
+			unsure = true
+			c.Inconclusive = append(c.Inconclusive, fmt.Sprintf("step %d (level %g) is %s: %s", s.Index+1, s.Step.Level, s.Verdict,
+				format.FirstOr(s.InvalidReasons(), "it did not finish")))
+		}
+		if s.Down {
+			c.Regressions = append(c.Regressions, fmt.Sprintf("level %g: the system under test went down: %s", s.Step.Level, strings.Join(s.Violations, "; ")))
+		}
 	}
 	switch {
 	case b.Short:
@@ -304,11 +356,16 @@ func (b *Baseline) Compare(res *Result) *Comparison {
 	case sameClass && !latency:
 		c.NotCompared = append(c.NotCompared, fmt.Sprintf("latency: the baseline was recorded on host %q, this run is on %q; latency compares only on the host that recorded it", b.Environment.Host, res.Environment.Host))
 	}
-	if sameClass && len(res.Invalid()) == 0 {
+	if sameClass {
 		c.Compared++
 		if b.Capacity.Min > 0 && res.Capacity < b.Capacity.Min*(1-tol.Capacity) {
-			c.Regressions = append(c.Regressions, fmt.Sprintf("capacity dropped to %g, below the %g–%g the baseline's %d run(s) reached (-%.0f%%, tolerance %.0f%%)",
-				res.Capacity, b.Capacity.Min, b.Capacity.Max, b.Runs, (1-res.Capacity/b.Capacity.Min)*100, tol.Capacity*100))
+			drop := fmt.Sprintf("capacity dropped to %g, below the %g–%g the baseline's %d run(s) reached (-%.0f%%, tolerance %.0f%%)",
+				res.Capacity, b.Capacity.Min, b.Capacity.Max, b.Runs, (1-res.Capacity/b.Capacity.Min)*100, tol.Capacity*100)
+			if unsure {
+				c.Inconclusive = append(c.Inconclusive, drop+", beside an invalid or incomplete step: the target's or the harness's, the run cannot tell")
+			} else {
+				c.Regressions = append(c.Regressions, drop)
+			}
 		}
 	}
 	for _, bs := range b.Steps {

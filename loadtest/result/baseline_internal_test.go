@@ -99,15 +99,41 @@ func TestBaselineComparison(t *testing.T) {
 		{"other class", synthetic(levels, []float64{3, 3, 3}, 0.001, 100, otherClass), nil, "", `cpu_model: "AMD EPYC" ≠ "Apple M4"; cores: "2" ≠ "8"`},
 		// ...but correctness does.
 		{"other class, errors", synthetic(levels, []float64{3, 3, 3}, 0.05, 100, otherClass), []string{"level 100: get http_5xx", "level 200", "level 400"}, "", "correctness compared"},
-		// A run with an invalid step: its capacity says nothing.
+		// A run with an invalid step: its lower capacity may be the
+		// harness's — no regression, and no pass either (inconclusive).
 		{"invalid step", func() *Result {
 			r := synthetic(levels, []float64{1, 1, 1}, 0.001, 200, env)
 			r.Steps[2].Verdict, r.Steps[2].Self.Reasons = Invalid, []string{"the generator used 95% of its cores"}
 			return r
-		}(), nil, "", "capacity: the run has invalid steps"},
+		}(), nil, "", ""},
+		// The target killed mid-hold, blamed on the harness: step 2
+		// invalid with 44% failures, capacity 400 → 100. Once "no
+		// regression (capacity 400–400 → 100)".
+		{"killed, invalid", func() *Result {
+			r := synthetic(levels[:2], []float64{1, 1}, 0.001, 100, env)
+			r.Steps[1].Kinds[0].Outcomes[TransportError] = 4000
+			r.Steps[1].Verdict, r.Steps[1].Self.Reasons = Invalid, []string{"harness fault: Docker's userland proxy exited"}
+			return r
+		}(), nil, "", ""},
+		// The target went down in step 2, seen as such: a regression.
+		{"down", func() *Result {
+			r := synthetic(levels[:2], []float64{1, 1}, 0.001, 100, env)
+			r.Steps[1].Verdict, r.Steps[1].Down = Fail, true
+			r.Steps[1].Violations = []string{"system under test down: relay stopped unexpectedly (exit code 137)"}
+			return r
+		}(), []string{"level 200: the system under test went down: system under test down: relay stopped unexpectedly (exit code 137)", "capacity dropped to 100"}, "", ""},
 	} {
+		inconclusive := map[string][]string{
+			"invalid step":    {"step 3 (level 400) is invalid: the generator used 95% of its cores", "capacity dropped to 200, below the 400–400 the baseline's 1 run(s) reached (-50%, tolerance 10%), beside an invalid or incomplete step"},
+			"killed, invalid": {"step 2 (level 200) is invalid: harness fault", "capacity dropped to 100"},
+		}[tc.name]
 		t.Run("case="+tc.name, func(t *testing.T) {
 			c := base.Compare(tc.res)
+			require.Len(t, c.Inconclusive, len(inconclusive), "%q", c.Inconclusive)
+			for i, want := range inconclusive {
+				assert.Contains(t, c.Inconclusive[i], want)
+			}
+			assert.Equal(t, tc.skipped == "" && len(tc.regress) == 0 && len(inconclusive) == 0, c.Held(), "held")
 			assert.Contains(t, c.Skipped, tc.skipped)
 			require.Len(t, c.Regressions, len(tc.regress), "%q", c.Regressions)
 			for i, want := range tc.regress {
@@ -283,8 +309,8 @@ func TestMarkdownReport(t *testing.T) {
 	// What a comparison left out is in the report, not only in a log line.
 	res.Baseline = &Comparison{Path: "baseline.json", Compared: 12, NotCompared: []string{"latency: the baseline was recorded on host \"h1\""}}
 	md = res.Markdown()
-	assert.Contains(t, md, "No regression against `baseline.json` (12 figures compared).")
-	assert.Contains(t, md, "Not compared: latency: the baseline was recorded on host \"h1\".")
+	assert.Contains(t, md, "No regression against baseline.json (12 figures compared).")
+	assert.Contains(t, md, "- not compared: latency: the baseline was recorded on host \"h1\"")
 	res.Baseline = &Comparison{Path: "baseline.json", Skipped: "the plan differs from the baseline's"}
-	assert.Contains(t, res.Markdown(), "Not compared with `baseline.json`: the plan differs from the baseline's.")
+	assert.Contains(t, res.Markdown(), "Not compared with baseline.json: the plan differs from the baseline's.")
 }

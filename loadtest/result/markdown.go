@@ -119,21 +119,13 @@ func (res *Result) Markdown() string {
 	}
 	if c := res.Baseline; c != nil {
 		p("\n## Baseline\n\n")
-		switch {
-		case c.Missing:
-			p("No baseline at `%s` yet; record one with `-loadtest.update`.\n", c.Path)
-		case c.Skipped != "":
-			p("Not compared with `%s`: %s.\n", c.Path, c.Skipped)
-		case len(c.Regressions) == 0:
-			p("No regression against `%s` (%d figures compared).\n", c.Path, c.Compared)
-		default:
-			p("Regressions against `%s` (%d figures compared):\n\n", c.Path, c.Compared)
-			for _, r := range c.Regressions {
-				p("- %s\n", r)
-			}
+		lines := c.Lines()
+		p("%s\n", lines[0])
+		if len(lines) > 1 {
+			p("\n")
 		}
-		for _, n := range c.NotCompared {
-			p("\nNot compared: %s.\n", n)
+		for _, l := range lines[1:] {
+			p("- %s\n", l)
 		}
 	}
 	return b.String()
