@@ -111,7 +111,7 @@ func TestHistoryAddRefuses(t *testing.T) {
 	other := writeResult(t, dir, "c.json", "2026-07-23 09:00", 400, nil)
 	stderr.Reset()
 	assert.Equal(t, exitUsage, run([]string{"history", "add", "-file", file, other, other}, &stdout, &stderr), "twice in one call")
-	assert.Contains(t, stderr.String(), "already in")
+	assert.Contains(t, stderr.String(), "is given twice")
 	after, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))

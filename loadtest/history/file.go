@@ -2,8 +2,11 @@ package history
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,13 +40,22 @@ func DefaultPath() string {
 // and history already written is never rewritten. A last line left without
 // its newline (a crash mid-write) is ended first, so that it cannot swallow
 // the new rows; Read reports it.
+//
+// A history holds each run once: a row of a run already in the file (or
+// twice among rows) refuses them all with ErrAlreadyAdded — checked under
+// the lock, so that two processes adding one result at once add it once.
 func Append(path string, rows ...Row) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	for _, r := range rows {
+	for i, r := range rows {
 		if err := r.Validate(); err != nil {
 			return fmt.Errorf("history: %s (%s): %w", r.Scenario, r.Date.Format("2006-01-02 15:04"), err)
+		}
+		for _, o := range rows[:i] {
+			if o.SameRun(r) {
+				return fmt.Errorf("history: %s (%s) is given twice: %w", r.Scenario, r.Date.Format("2006-01-02 15:04:05"), ErrAlreadyAdded)
+			}
 		}
 		if r.Schema == 0 {
 			r.Schema = Schema
@@ -70,6 +82,19 @@ func Append(path string, rows ...Row) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
+	}
+	held := make([]byte, fi.Size())
+	if _, err := f.ReadAt(held, 0); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("history: read %s: %w", path, err)
+	}
+	existing, _ := parse(path, held) // a malformed line is Read's to report
+	for _, r := range rows {
+		for _, o := range existing {
+			if o.SameRun(r) {
+				return fmt.Errorf("history: the run of %s at %s is already in %s; nothing was added (%w)",
+					r.Scenario, r.Date.Format("2006-01-02 15:04:05"), path, ErrAlreadyAdded)
+			}
+		}
 	}
 	out := buf.Bytes()
 	if n := fi.Size(); n > 0 {
@@ -98,7 +123,28 @@ func Read(path string) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows, err := parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// ErrAlreadyAdded is the error of Append for a run the history holds.
+var ErrAlreadyAdded = errors.New("a history holds each run once")
+
+// SameRun reports whether r and o record one run: one scenario, started
+// at one instant, from one commit.
+func (r Row) SameRun(o Row) bool {
+	return r.Scenario == o.Scenario && r.Date.Equal(o.Date) && r.Commit == o.Commit
+}
+
+// parse reads the rows of a history file's content; path names it in
+// errors. It returns every row it could read, and the first malformed
+// line's error.
+func parse(path string, data []byte) ([]Row, error) {
 	var rows []Row
+	var first error
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -106,14 +152,16 @@ func Read(path string) ([]Row, error) {
 		}
 		var r Row
 		if err := json.Unmarshal(line, &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a history row (%v); the file is append-only and nothing rewrites it: repair or delete that line by hand", path, i+1, err)
+			first = cmp.Or(first, fmt.Errorf("%s:%d: not a history row (%v); the file is append-only and nothing rewrites it: repair or delete that line by hand", path, i+1, err))
+			continue
 		}
 		if r.Schema > Schema {
-			return nil, fmt.Errorf("%s:%d: row format %d is newer than this Headroom's %d; upgrade", path, i+1, r.Schema, Schema)
+			first = cmp.Or(first, fmt.Errorf("%s:%d: row format %d is newer than this Headroom's %d; upgrade", path, i+1, r.Schema, Schema))
+			continue
 		}
 		rows = append(rows, r)
 	}
-	return rows, nil
+	return rows, first
 }
 
 var commitID = regexp.MustCompile(`^[0-9a-fA-F]{4,64}$`)

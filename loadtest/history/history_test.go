@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -371,4 +372,38 @@ func TestHistory_CommitSubject(t *testing.T) {
 	assert.Empty(t, history.CommitSubject(dir, "--output=/tmp/x"))
 	assert.Empty(t, history.CommitSubject(dir, "deadbeefdeadbeef"))
 	assert.Empty(t, history.CommitSubject(dir, ""))
+}
+
+// A history holds each run once, also when two processes add the same
+// result at once: the check is made under the lock.
+func TestHistory_Append_SameRunOnceUnderConcurrency(t *testing.T) {
+	for trial := range 30 {
+		path := filepath.Join(t.TempDir(), "history.jsonl")
+		r := row("2026-07-01 10:00", "abc", 1000, nil)
+		var wg sync.WaitGroup
+		var added, refused atomic.Int32
+		for range 2 {
+			wg.Go(func() {
+				switch err := history.Append(path, r); {
+				case err == nil:
+					added.Add(1)
+				case errors.Is(err, history.ErrAlreadyAdded):
+					refused.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		rows, err := history.Read(path)
+		require.NoError(t, err)
+		require.Len(t, rows, 1, "trial %d: the run added twice", trial)
+		assert.Equal(t, int32(1), added.Load())
+		assert.Equal(t, int32(1), refused.Load())
+	}
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	r := row("2026-07-01 10:00", "abc", 1000, nil)
+	err := history.Append(path, r, r)
+	assert.ErrorIs(t, err, history.ErrAlreadyAdded, "one run given twice")
+	assert.NoFileExists(t, path, "nothing added")
 }
