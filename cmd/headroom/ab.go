@@ -163,9 +163,6 @@ func abCmd(args []string, stdout io.Writer) error {
 	if *out == "" {
 		*out = filepath.Join(mod, "testdata", "results", "ab", time.Now().UTC().Format("20060102-150405"))
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return fail(exitUsage, err)
-	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
 	sources := map[string]string{}
@@ -206,6 +203,10 @@ func abCmd(args []string, stdout io.Writer) error {
 	}
 	pkgDir := filepath.Join(harnessSrc, *pkg)
 	noBaselines := filepath.Join(work, "no-baselines")
+	// Made once the arms and the harness exist: a refused ab leaves nothing.
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fail(exitUsage, err)
+	}
 
 	trial := func(ctx context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
 		dir := filepath.Join(*out, fmt.Sprintf("%s%d", arm, i+1))

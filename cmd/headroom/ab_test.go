@@ -134,3 +134,14 @@ func TestABExitStatus(t *testing.T) {
 		})
 	}
 }
+
+// An ab refused before its trials — a ref that is no commit — leaves no
+// results directory behind.
+func TestABRefusedLeavesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ab")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"ab", "-run", "TestLoad_Smoke", "-base", "no-such-ref-0000", "-o", out}, &stdout, &stderr)
+	assert.Equal(t, exitUsage, code, stderr.String())
+	assert.Contains(t, stderr.String(), `"no-such-ref-0000" is not a commit`)
+	assert.NoDirExists(t, out)
+}

@@ -167,3 +167,20 @@ func TestPlotCommand(t *testing.T) {
 	assert.ErrorContains(t, plot([]string{"-what", "bogus", a}, &stdout), "no figure")
 	assert.Error(t, plot([]string{"-format", "gif", a}, &stdout))
 }
+
+// render refuses a JSON file that is no result — a baseline, another
+// tool's JSON — instead of an empty "capacity 0" report.
+func TestRenderRefusesOtherSchemas(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"baseline.json": `{"scenario":"TestLoad_X","runs":3,"capacity":{"min":80,"max":80}}`,
+		"k6.json":       `{"metrics":{"http_req_duration":{"avg":12.5}}}`,
+	} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		var stdout, stderr bytes.Buffer
+		assert.NotEqual(t, exitPass, run([]string{"render", p}, &stdout, &stderr), name)
+		assert.Contains(t, stderr.String(), "not a Headroom result", name)
+		assert.NotContains(t, stdout.String(), "capacity", name)
+	}
+}

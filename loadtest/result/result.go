@@ -381,7 +381,10 @@ func ReadResult(path string) (*Result, error) {
 	}
 	var res Result
 	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("result %s: %w", path, err)
+		return nil, fmt.Errorf("result %s: not a Headroom result, or a damaged one: %w", path, err)
+	}
+	if res.Schema < 1 || res.Scenario == "" {
+		return nil, fmt.Errorf("result %s: not a Headroom result (no schema or scenario): give a result a run wrote, testdata/results/<Test>/<sub>.json or headroom run -o", path)
 	}
 	if res.Schema > SchemaVersion {
 		return nil, fmt.Errorf("result %s: schema %d is newer than this Headroom's %d; upgrade", path, res.Schema, SchemaVersion)
