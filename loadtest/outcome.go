@@ -18,13 +18,16 @@ type Response struct {
 	Queued time.Duration
 }
 
-// StatusOutcome classifies an HTTP status code: 2xx and 3xx are OK.
+// StatusOutcome classifies an HTTP status code: 2xx is OK, 3xx HTTP3xx (a
+// redirect not followed), 4xx HTTP4xx, 5xx HTTP5xx.
 func StatusOutcome(code int) Outcome {
 	switch {
 	case code >= 500:
 		return HTTP5xx
 	case code >= 400:
 		return HTTP4xx
+	case code >= 300:
+		return HTTP3xx
 	case code >= 200:
 		return OK
 	default:

@@ -24,6 +24,7 @@ type (
 const (
 	OK             = result.OK
 	AppError       = result.AppError
+	HTTP3xx        = result.HTTP3xx
 	HTTP4xx        = result.HTTP4xx
 	HTTP5xx        = result.HTTP5xx
 	TransportError = result.TransportError

@@ -164,6 +164,30 @@ func TestRunExitStatus(t *testing.T) {
 	assert.Contains(t, stderr.String(), "start the service or fix -url")
 	assert.Less(t, time.Since(start), 5*time.Second, "before any load")
 
+	// Success means an answer: a redirect to another host is not one
+	// unless expected, nor an empty 200 before a close when a body is.
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://example.com/", http.StatusFound)
+	}))
+	defer redirect.Close()
+	empty := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Connection", "close") }))
+	defer empty.Close()
+	for _, tc := range []struct {
+		flags []string
+		url   string
+		want  int
+	}{
+		{nil, redirect.URL, exitFail},
+		{[]string{"-expect-status", "302"}, redirect.URL, exitPass},
+		{nil, empty.URL, exitPass},
+		{[]string{"-expect-bytes", "1"}, empty.URL, exitFail},
+		{[]string{"-expect-status", "200,x"}, ok.URL, exitUsage},
+	} {
+		stderr.Reset()
+		code := run(append(append([]string{"run", "-host-check=false"}, tc.flags...), append(args, tc.url)...), &stdout, &stderr)
+		assert.Equal(t, tc.want, code, "%v %s: %s", tc.flags, tc.url, stderr.String())
+	}
+
 	for _, h := range []string{"help", "-h", "--help"} {
 		stdout.Reset()
 		assert.Equal(t, exitPass, run([]string{h}, &stdout, &stderr))

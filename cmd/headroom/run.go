@@ -58,6 +58,8 @@ func runCmd(args []string, stdout io.Writer) error {
 	caFile := fl.String("ca", "", "PEM file of a CA to trust for https (e.g. the stack's Caddy CA)")
 	insecure := fl.Bool("insecure", false, "skip TLS verification (loopback targets only)")
 	allowRemote := fl.Bool("allow-remote", false, "allow a target that is not on loopback: you must own it")
+	expectStatus := fl.String("expect-status", "", "status codes that count as success, comma-separated (default any 2xx; a 3xx redirect is never followed and fails unless listed)")
+	expectBytes := fl.Int64("expect-bytes", 0, "the fewest body bytes a successful answer has (e.g. 1: an empty 200 fails)")
 	seed := fl.Uint64("seed", 1, "random seed")
 	out := fl.String("o", "", "write the result JSON here (and the Markdown and HTML reports beside it), from before the first request and after every step; the run before's files are kept as *.previous.*")
 	shardFlag := fl.String("shard", "", "run as shard I of N generator processes (I from 0, e.g. 1/3): arrival i is sent by shard i mod N; merge the shards' results with headroom merge")
@@ -118,6 +120,11 @@ func runCmd(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	expect, err := parseExpect(*expectStatus, *expectBytes)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	req = req.WithExpect(expect)
 	kind := strings.ToLower(*method)
 	checks := cliChecks(kind, *p95, *p99, *maxErr)
 	name := "headroom run " + *target
@@ -125,6 +132,12 @@ func runCmd(args []string, stdout io.Writer) error {
 		"p95": p95.String(), "p99": p99.String(), "max-errors": strconv.FormatFloat(*maxErr, 'g', -1, 64), "conns": strconv.Itoa(*conns)}
 	if !*hostCheck {
 		params["host-check"] = "false"
+	}
+	if *expectStatus != "" {
+		params["expect-status"] = *expectStatus
+	}
+	if *expectBytes > 0 {
+		params["expect-bytes"] = strconv.FormatInt(*expectBytes, 10)
 	}
 	if sh.Count > 0 {
 		params["shard"] = fmt.Sprintf("%d/%d", sh.Index, sh.Count)
@@ -236,4 +249,20 @@ func selfCheck(host bool) loadtest.SelfCheck {
 		c.MaxHostSteal, c.MaxHostOther = -1, -1
 	}
 	return c
+}
+
+// parseExpect reads -expect-status and -expect-bytes.
+func parseExpect(status string, minBytes int64) (httpc.Expect, error) {
+	e := httpc.Expect{MinBytes: minBytes}
+	if minBytes < 0 {
+		return e, fmt.Errorf("-expect-bytes %d: give 0 or more", minBytes)
+	}
+	for _, f := range strings.FieldsFunc(status, func(r rune) bool { return r == ',' || r == ' ' }) {
+		code, err := strconv.Atoi(f)
+		if err != nil || code < 100 || code > 599 {
+			return e, fmt.Errorf("-expect-status: %q is not an HTTP status code; write e.g. -expect-status 200,204", f)
+		}
+		e.Status = append(e.Status, code)
+	}
+	return e, nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/headroom-dev/headroom/loadtest"
 )
 
-// StatusError is the error of an answer whose status code is not 2xx or 3xx.
+// StatusError is the error of an answer whose status code is not 2xx.
 type StatusError struct {
 	// Code is the HTTP status code.
 	Code int
@@ -29,7 +29,8 @@ var statusErrs = func() (a [600]*StatusError) {
 }()
 
 // StatusResponse returns the Response for an answer with status code and
-// bytes of body: OK for 2xx and 3xx, or the HTTP outcome with a *StatusError.
+// bytes of body: OK for 2xx, or the HTTP outcome (HTTP3xx for a redirect,
+// which is never followed) with a *StatusError.
 func StatusResponse(code int, bytes int64) loadtest.Response {
 	o := loadtest.StatusOutcome(code)
 	if o == loadtest.OK {

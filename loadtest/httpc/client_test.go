@@ -112,8 +112,8 @@ func TestExchange_Outcomes(t *testing.T) {
 		}{
 			// A 200 with a 2-byte body.
 			{"ok", "/ok", 0, loadtest.OK, 2},
-			// 3xx is not followed and counts as OK.
-			{"redirect", "/status?code=302", 0, loadtest.OK, 11},
+			// 3xx is not followed: a redirect is no answer (see Expect).
+			{"redirect", "/status?code=302", 0, loadtest.HTTP3xx, 11},
 			// Client errors.
 			{"404", "/status?code=404", 0, loadtest.HTTP4xx, 11},
 			// Server errors.

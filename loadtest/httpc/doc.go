@@ -16,9 +16,10 @@
 // HTTP/2 (Options.HTTP2) and Options.NetHTTP use a tuned net/http Transport
 // behind the same API.
 //
-// Outcomes: 2xx and 3xx are OK; 4xx and 5xx are HTTP4xx and HTTP5xx; a
-// deadline hit (the per-request timeout or the context's deadline) is
-// Timeout; a failed dial, reset, closed connection or TLS failure is
-// TransportError; an answer that is not HTTP (a bad status line, a broken
+// Outcomes: 2xx is OK; 3xx (a redirect, never followed), 4xx and 5xx are
+// HTTP3xx, HTTP4xx and HTTP5xx — a Request's Expect narrows or widens what
+// is OK (the status codes, the fewest body bytes); a deadline hit (the
+// per-request timeout or the context's deadline) is Timeout; a failed
+// dial, reset, closed connection or TLS failure is TransportError; an answer that is not HTTP (a bad status line, a broken
 // chunked body, a body over the limit) is ProtocolError.
 package httpc

@@ -128,7 +128,7 @@ func (c *Client) exchangeStd(ctx context.Context, r *Request, call *Call) loadte
 		r.Bytes = n
 		return r
 	}
-	return StatusResponse(resp.StatusCode, n)
+	return r.answer(resp.StatusCode, n)
 }
 
 // readerOnly hides WriterTo so CopyBuffer uses the pooled buffer.

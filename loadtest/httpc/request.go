@@ -5,9 +5,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-dev/headroom/loadtest"
 )
 
 // Header is one request header field.
@@ -36,6 +39,56 @@ type Request struct {
 	noBody   bool          // HEAD: no response body
 	replay   bool          // safe to resend on a stale connection
 	hostPort string
+	expect   Expect
+}
+
+// Expect is what an answer must be to count OK, beyond a 2xx status.
+type Expect struct {
+	// Status lists the status codes that count OK; empty means any 2xx. A
+	// 3xx is a redirect the client does not follow: OK only when listed.
+	// An answer of another 2xx or 3xx code is AppError; a 4xx or 5xx keeps
+	// its HTTP outcome.
+	Status []int
+	// MinBytes is the fewest body bytes an OK answer has: one with fewer —
+	// an empty 200 before the connection closed — is AppError. Not checked
+	// for HEAD.
+	MinBytes int64
+}
+
+// WithExpect returns a copy of r whose answers count OK only as e says.
+func (r *Request) WithExpect(e Expect) *Request {
+	c := *r
+	c.expect = Expect{Status: append([]int(nil), e.Status...), MinBytes: e.MinBytes}
+	return &c
+}
+
+// answer classifies an answer of status code and n body bytes by r's
+// expectations.
+func (r *Request) answer(code int, n int64) loadtest.Response {
+	e := &r.expect
+	if len(e.Status) > 0 && code >= 200 && code < 400 {
+		if !slices.Contains(e.Status, code) {
+			return loadtest.Response{Outcome: loadtest.AppError, Bytes: n, Err: fmt.Errorf("status %d, expected %s", code, statusList(e.Status))}
+		}
+	} else if resp := StatusResponse(code, n); resp.Outcome != loadtest.OK {
+		return resp
+	}
+	if n < e.MinBytes && !r.noBody {
+		return loadtest.Response{Outcome: loadtest.AppError, Bytes: n, Err: fmt.Errorf("answer of %d bytes, expected at least %d", n, e.MinBytes)}
+	}
+	return loadtest.Response{Outcome: loadtest.OK, Bytes: n}
+}
+
+// statusList prints codes as "200" or "one of 200, 204".
+func statusList(codes []int) string {
+	if len(codes) == 1 {
+		return strconv.Itoa(codes[0])
+	}
+	s := make([]string, len(codes))
+	for i, c := range codes {
+		s[i] = strconv.Itoa(c)
+	}
+	return "one of " + strings.Join(s, ", ")
 }
 
 // Call carries what varies per send of a prepared Request and receives what

@@ -48,7 +48,7 @@ func (cn *conn) roundTrip(r *Request, call *Call, maxBody int) (resp loadtest.Re
 		// A body over the limit was read to its end: the connection is fine.
 		return resp, errors.As(err, &pe) && pe == errBodyTooLarge && st.keepAlive, false
 	}
-	return StatusResponse(code, n), st.keepAlive, false
+	return r.answer(code, n), st.keepAlive, false
 }
 
 // send writes the last bytes of a request: on a raw connection it also

@@ -13,6 +13,10 @@ const (
 	// AppError is an answer the application marked as failed: a tool
 	// error (MCP isError), a JSON-RPC error, a wrong body.
 	AppError
+	// HTTP3xx is an HTTP status in 300–399: a redirect the client did not
+	// follow, no answer to what was asked (a client may expect one: see
+	// httpc.Expect).
+	HTTP3xx
 	// HTTP4xx is an HTTP status in 400–499.
 	HTTP4xx
 	// HTTP5xx is an HTTP status in 500–599.
@@ -33,7 +37,7 @@ const (
 	NumOutcomes = int(Dropped) + 1
 )
 
-var outcomeNames = [NumOutcomes]string{"ok", "app_error", "http_4xx", "http_5xx", "transport_error", "timeout", "protocol_error", "dropped"}
+var outcomeNames = [NumOutcomes]string{"ok", "app_error", "http_3xx", "http_4xx", "http_5xx", "transport_error", "timeout", "protocol_error", "dropped"}
 
 // String returns the outcome's name as results spell it ("ok", "http_5xx").
 func (o Outcome) String() string {
