@@ -2,6 +2,7 @@ package mockupstream
 
 import (
 	"bytes"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +10,23 @@ import (
 	"net/http"
 )
 
-// The admin endpoints are for the test that drives the upstream; they need
-// no token even with AUTH_MODE=bearer.
+// The admin endpoints are for the test that drives the upstream: they ask
+// for Config.AdminToken (ADMIN_TOKEN), not the callers' AUTH_TOKEN.
+
+// admin guards an admin endpoint with Config.AdminToken.
+func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.AdminToken == "" {
+		return h
+	}
+	want := []byte("Bearer " + s.cfg.AdminToken)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			writeError(w, http.StatusUnauthorized, errors.New("admin endpoints need the server's ADMIN_TOKEN as a bearer token (mockupstream.Client.Token)"))
+			return
+		}
+		h(w, r)
+	}
+}
 
 // getBehavior serves GET /admin/behavior: the behaviour in force as JSON.
 func (s *Server) getBehavior(w http.ResponseWriter, _ *http.Request) {

@@ -17,6 +17,9 @@ type Client struct {
 	BaseURL string
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// Token is the server's admin token (its ADMIN_TOKEN), sent as a
+	// bearer token.
+	Token string
 }
 
 // Behavior returns the behaviour in force (GET /admin/behavior).
@@ -75,6 +78,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	hc := c.HTTPClient
 	if hc == nil {

@@ -1,6 +1,7 @@
 package mockupstream
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,6 +51,11 @@ type Config struct {
 	Auth AuthMode
 	// Token is the bearer token AuthBearer asks for; empty accepts any.
 	Token string
+	// AdminToken, when set, is the bearer token the /admin endpoints ask
+	// for (401 without it), so that only the test that started the server
+	// changes its behaviour mid-run; empty leaves them open. The command
+	// (ConfigFromEnv) reads ADMIN_TOKEN and, without it, closes them.
+	AdminToken string
 	// LogRequests logs one line per request ended.
 	LogRequests bool
 	// Logger receives the server's logs; nil means slog.Default().
@@ -161,6 +167,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("AUTH_MODE=%q: give none or bearer", getenv("AUTH_MODE"))
 	}
 	c.Token = getenv("AUTH_TOKEN")
+	// Closed by default: without ADMIN_TOKEN, a token nobody knows.
+	if c.AdminToken = getenv("ADMIN_TOKEN"); c.AdminToken == "" {
+		c.AdminToken = rand.Text()
+	}
 	c.LogRequests = e.flag("LOG_REQUESTS")
 	switch v := HoldMode(getenv("HOLD")); v {
 	case "", HoldPark:

@@ -69,11 +69,11 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /{$}", s.serveRPC)
 	mux.HandleFunc("POST /mcp", s.serveRPC)
 	mux.HandleFunc("/echo", s.serveEcho)
-	mux.HandleFunc("GET /admin/behavior", s.getBehavior)
-	mux.HandleFunc("POST /admin/behavior", s.postBehavior)
-	mux.HandleFunc("PUT /admin/behavior", s.postBehavior)
-	mux.HandleFunc("GET /admin/stats", s.getStats)
-	mux.HandleFunc("POST /admin/reset", s.postReset)
+	mux.HandleFunc("GET /admin/behavior", s.admin(s.getBehavior))
+	mux.HandleFunc("POST /admin/behavior", s.admin(s.postBehavior))
+	mux.HandleFunc("PUT /admin/behavior", s.admin(s.postBehavior))
+	mux.HandleFunc("GET /admin/stats", s.admin(s.getStats))
+	mux.HandleFunc("POST /admin/reset", s.admin(s.postReset))
 	s.mux = mux
 	s.hs = &http.Server{
 		Handler:           mux,

@@ -104,7 +104,7 @@ func (c *command) stop(t *testing.T) (time.Duration, error) {
 
 func TestCommand_ServesAndStopsOnSIGTERM(t *testing.T) {
 	bin := build(t)
-	c := startCommand(t, bin, "MODEL=calibrated", "SEED=3", "LOG_REQUESTS=1")
+	c := startCommand(t, bin, "MODEL=calibrated", "SEED=3", "LOG_REQUESTS=1", "ADMIN_TOKEN=t0ken")
 	url := "http://" + c.addr
 
 	resp, err := http.Get(url + "/healthz")
@@ -114,7 +114,12 @@ func TestCommand_ServesAndStopsOnSIGTERM(t *testing.T) {
 	assert.Equal(t, 200, resp.StatusCode)
 	assert.Equal(t, "ok\n", string(body))
 
-	client := &mockupstream.Client{BaseURL: url}
+	// The admin endpoints answer only with the token.
+	_, err = (&mockupstream.Client{BaseURL: url}).Behavior(t.Context())
+	assert.ErrorContains(t, err, "401")
+	_, err = (&mockupstream.Client{BaseURL: url, Token: "guess"}).Behavior(t.Context())
+	assert.ErrorContains(t, err, "ADMIN_TOKEN")
+	client := &mockupstream.Client{BaseURL: url, Token: "t0ken"}
 	b, err := client.Behavior(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3), b.Seed)
@@ -175,4 +180,22 @@ func TestCommand_InvalidEnvironmentExits(t *testing.T) {
 			assert.NotContains(t, string(out), "listening")
 		})
 	}
+}
+
+// Without ADMIN_TOKEN, the command's admin endpoints are closed: nobody
+// changes its behaviour mid-run.
+func TestCommand_AdminClosedByDefault(t *testing.T) {
+	bin := build(t)
+	c := startCommand(t, bin)
+	url := "http://" + c.addr
+	for _, path := range []string{"/admin/behavior", "/admin/stats"} {
+		resp, err := http.Get(url + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, path)
+	}
+	resp, err := http.Post(url+"/admin/behavior", "application/json", strings.NewReader(`{"tool_count":1}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 }
