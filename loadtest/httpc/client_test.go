@@ -284,27 +284,7 @@ func TestClient_SaturatedPoolTimesOut(t *testing.T) {
 // oneShotServer answers one request per connection and then closes it
 // without saying so, like a server dropping an idle keep-alive connection.
 func oneShotServer(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				n, _ := c.Read(buf)
-				if n == 0 {
-					return
-				}
-				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String() + "/"
+	return rawAnswerServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 }
 
 func TestClient_StaleConnectionRetry(t *testing.T) {

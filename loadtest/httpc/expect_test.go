@@ -12,8 +12,8 @@ import (
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 )
 
-// rawAnswerServer answers every request with answer, then closes the
-// connection.
+// rawAnswerServer answers the first request of every connection with
+// answer, bytes as they are, then closes the connection.
 func rawAnswerServer(t *testing.T, answer string) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
