@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/internal/childserver"
 	"github.com/headroom-dev/headroom/mockupstream"
 )
 
@@ -34,7 +35,7 @@ type heldMemory struct {
 // all n, and measures the server process's memory growth.
 func measureHeld(tb testing.TB, hold mockupstream.HoldMode, n int) heldMemory {
 	tb.Helper()
-	raiseFileLimit()
+	_ = childserver.RaiseFileLimit()
 	b := instant()
 	b.Call = mockupstream.Latency{Median: mockupstream.Duration(10 * time.Minute)} // held until the client leaves
 	loc := mockupstream.StartT(tb, mockupstream.Config{Behavior: b, Hold: hold})
@@ -115,7 +116,7 @@ func BenchmarkCompletedCall(b *testing.B) {
 		{"hold=sleep", mockupstream.HoldSleep, ms(1)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			raiseFileLimit()
+			_ = childserver.RaiseFileLimit()
 			beh := instant()
 			beh.Sizes = []mockupstream.Size{{Weight: 1, Bytes: 1024}}
 			beh.Call = mockupstream.Latency{Median: tc.delay}

@@ -13,11 +13,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/internal/childserver"
 )
 
 // The load client runs in a child process (this test binary re-executed),
@@ -36,7 +37,7 @@ const loadClientEnv = "MOCKUPSTREAM_LOADCLIENT"
 var sourceAddrs = []string{"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6", "127.0.0.7", "127.0.0.8", "127.0.0.9"}
 
 func runLoadClient(mode string) int {
-	raiseFileLimit()
+	_ = childserver.RaiseFileLimit()
 	addr := os.Getenv("ADDR")
 	conns, _ := strconv.Atoi(os.Getenv("CONNS"))
 	total, _ := strconv.Atoi(os.Getenv("TOTAL"))
@@ -125,15 +126,6 @@ func runLoadClient(mode string) int {
 	}
 	fmt.Fprintln(os.Stderr, "loadclient: unknown mode", mode)
 	return 2
-}
-
-// raiseFileLimit raises RLIMIT_NOFILE to its hard maximum.
-func raiseFileLimit() {
-	var l syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
-		l.Cur = l.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
-	}
 }
 
 // loadClient is a running child load client.

@@ -3,7 +3,6 @@ package seed_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"testing"
 
@@ -18,14 +17,7 @@ import (
 // own database in it.
 var pg localpg.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := pg.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // postgresURL returns the URL of a fresh, empty database, skipping the test
 // when the host has no PostgreSQL binaries.

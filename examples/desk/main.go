@@ -32,11 +32,7 @@ func run() int {
 	return kit.Process[server.DrainReport]{
 		Name: "desk", Addr: cfg.Addr, AddrVar: "DESK_ADDR", Log: log,
 		Start: func(ctx context.Context) (kit.Server[server.DrainReport], error) {
-			srv, err := server.New(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return srv, nil
+			return server.New(ctx, cfg) // Run reads the server only without an error
 		},
 		Listening: []any{"role", cfg.Role, "pooler", cfg.Pooler,
 			"shared_counts", cfg.SharedCounts, "access_cache", cfg.AccessCache, "live", cfg.Live, "metrics", cfg.Metrics, "version", server.Version},

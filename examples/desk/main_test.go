@@ -24,11 +24,7 @@ import (
 
 var pg localpg.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // build compiles the desk command into a temporary directory.
 func build(t *testing.T) string {

@@ -35,11 +35,7 @@ func run() int {
 	return kit.Process[server.DrainReport]{
 		Name: "orch", Addr: cfg.Addr, AddrVar: "ORCH_ADDR", Log: log,
 		Start: func(ctx context.Context) (kit.Server[server.DrainReport], error) {
-			srv, err := server.New(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return srv, nil
+			return server.New(ctx, cfg) // Run reads the server only without an error
 		},
 		Listening: []any{"role", cfg.Role, "pooler", cfg.Pooler,
 			"db_max_conns", cfg.DBMaxConns, "metrics", cfg.Metrics, "version", server.Version},

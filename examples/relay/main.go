@@ -32,11 +32,7 @@ func run() int {
 	return kit.Process[server.DrainReport]{
 		Name: "relay", Addr: cfg.Addr, AddrVar: "RELAY_ADDR", Log: log,
 		Start: func(ctx context.Context) (kit.Server[server.DrainReport], error) {
-			srv, err := server.New(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return srv, nil
+			return server.New(ctx, cfg) // Run reads the server only without an error
 		},
 		Listening: []any{"database", cfg.Dialect(),
 			"upstream_mode", cfg.UpstreamMode, "metrics", cfg.Metrics, "faults", cfg.Faults.String(), "version", server.Version},

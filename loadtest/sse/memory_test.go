@@ -15,13 +15,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/internal/childserver"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/sse"
 )
@@ -35,17 +35,6 @@ type held struct {
 }
 
 func (h held) totalKiB() float64 { return h.heapKiB + h.stackKiB }
-
-func raiseFileLimit(tb testing.TB) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		tb.Fatal(err)
-	}
-	lim.Cur = lim.Max
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		tb.Fatal(err)
-	}
-}
 
 func rss(tb testing.TB) float64 {
 	b, err := os.ReadFile("/proc/self/statm")
@@ -192,7 +181,7 @@ func TestHeldStreamMemory(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes memory use")
 	}
-	raiseFileLimit(t)
+	require.NoError(t, childserver.RaiseFileLimit())
 	addr := startServerProcess(t)
 	tests := []struct {
 		state  string
@@ -226,7 +215,7 @@ func BenchmarkHeldStreams(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("HEADROOM_SSE_STREAMS")); err == nil && v > 0 {
 		n = v
 	}
-	raiseFileLimit(b)
+	require.NoError(b, childserver.RaiseFileLimit())
 	for _, client := range []string{"lean", "nethttp"} {
 		b.Run(fmt.Sprintf("streams=%d/client=%s", n, client), func(b *testing.B) {
 			addr := startServerProcess(b)

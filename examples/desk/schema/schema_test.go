@@ -17,11 +17,7 @@ import (
 
 var pg localpg.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // TestMigrate applies the schema from four processes' worth of pools at
 // once, then again: every call ends at the newest version, each step is

@@ -25,11 +25,7 @@ import (
 // database of its own.
 var pg localpg.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pg.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // desk is a seeded database for one test.
 type desk struct {

@@ -31,6 +31,8 @@ type Process[R any] struct {
 	// Log receives the process's lines.
 	Log *slog.Logger
 	// Start makes the server; its ctx ends after a minute or at a signal.
+	// Run uses the server only when the error is nil, so a constructor's
+	// (*T, error) may be returned as it is, its nil *T with an error.
 	Start func(ctx context.Context) (Server[R], error)
 	// Listening are the attributes of the "listening" line (the role,
 	// the features on, the version).

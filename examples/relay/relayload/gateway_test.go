@@ -110,18 +110,30 @@ type announcer struct {
 	streams map[string]map[chan struct{}]bool // by bearer token
 }
 
+// rpcRequest is what the stand-ins read of a JSON-RPC request.
+type rpcRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// readRPC reads r's JSON-RPC request, answering 400 to a body that is not.
+func readRPC(w http.ResponseWriter, r *http.Request) (rpcRequest, bool) {
+	var req rpcRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, "bad json", http.StatusBadRequest)
+		return req, false
+	}
+	return req, true
+}
+
 func (a *announcer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if r.Method == http.MethodGet {
 		a.stream(w, r, token)
 		return
 	}
-	var req struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, "bad json", http.StatusBadRequest)
+	req, ok := readRPC(w, r)
+	if !ok {
 		return
 	}
 	reply := func(v any) {

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/examples/relay/relayload"
+	"github.com/headroom-dev/headroom/internal/childserver"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
@@ -84,17 +85,6 @@ func (f userFigures) String() string {
 	return fmt.Sprintf("%d users: %.2f KiB heap + %.2f KiB stacks = %.2f KiB per user; RSS %.1f KiB (peak %.1f); %.2f goroutines, %.3f fds, %.3f pool conns per user; CPU %.3f core (%.1f µs/s per user, %.0f µs per call at %.0f calls/s); call errors %.4f, missed deliveries %d",
 		f.users, f.heapKiB, f.stackKiB, f.totalKiB(), f.rssKiB, f.rssPeakKiB, f.goroutines, f.fds, f.conns,
 		f.cpu, f.cpu/float64(f.users)*1e6, f.cpuPerCall(), f.callsPerSec, f.callErrors, f.missed)
-}
-
-func raiseFileLimit(tb testing.TB) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		tb.Fatal(err)
-	}
-	lim.Cur = lim.Max
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // procPoint is the generator process at one moment.
@@ -351,7 +341,7 @@ func TestGatewayUserMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds 1,000 TLS streams for about 20 s")
 	}
-	raiseFileLimit(t)
+	require.NoError(t, childserver.RaiseFileLimit())
 	certs := newStandInTLS(t)
 	cfg := defaultHold(1000, 2*time.Second)
 	cfg.idleTimeout, cfg.settle, cfg.window = 2*time.Second, 5*time.Second, 5*time.Second
@@ -424,7 +414,7 @@ func BenchmarkGatewayUsers(b *testing.B) {
 		}
 		window = d
 	}
-	raiseFileLimit(b)
+	require.NoError(b, childserver.RaiseFileLimit())
 	certs := newStandInTLS(b)
 	for _, n := range levels {
 		b.Run(fmt.Sprintf("users=%d", n), func(b *testing.B) {

@@ -25,14 +25,7 @@ var testSecret = []byte("0123456789abcdef0123456789abcdef")
 // own database in it.
 var pg localpg.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := pg.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // postgresURL returns the URL of a fresh, empty database, skipping the test
 // when the host has no PostgreSQL binaries.

@@ -29,9 +29,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(holderEnv) != "" {
 		os.Exit(holdStreamsMain())
 	}
-	code := m.Run()
-	pg.Stop()
-	os.Exit(code)
+	os.Exit(pg.Run(m))
 }
 
 // pgURL returns the URL of a fresh, empty database, skipping the test when
