@@ -374,6 +374,7 @@ type kindStats struct {
 	mu       sync.Mutex
 	h        *hdrhistogram.Histogram
 	queue    *hdrhistogram.Histogram // Response.Queued of requests
+	answer   *hdrhistogram.Histogram // latency less Response.Queued: the target's part
 	counts   [result.NumOutcomes]int64
 	bytes    int64
 	errs     []string
@@ -390,7 +391,9 @@ func (s *kindStats) markObserved() {
 	s.mu.Unlock()
 }
 
-func newKindStats() *kindStats { return &kindStats{h: newHist(), queue: newQueueHist()} }
+func newKindStats() *kindStats {
+	return &kindStats{h: newHist(), queue: newQueueHist(), answer: newQueueHist()}
+}
 
 // record adds one sample: the end of a request the generator issued
 // (request), or an observation such as a fan-out delay.
@@ -402,6 +405,9 @@ func (s *kindStats) record(lat time.Duration, resp Response, request bool) {
 	}
 	if request {
 		recordHist(s.queue, resp.Queued)
+		if resp.Outcome != Dropped {
+			recordHist(s.answer, max(lat-resp.Queued, 0))
+		}
 	}
 	s.counts[resp.Outcome]++
 	s.bytes += resp.Bytes
@@ -445,6 +451,21 @@ func (w *window) queued() (p99, most time.Duration) {
 		return time.Duration(v) * time.Microsecond
 	}
 	return us(all.ValueAtPercentile(99)), us(all.Max())
+}
+
+// answered returns the merged answer-time histogram (latency less the
+// generator's queue wait) of the kinds k selects.
+func (w *window) answered(k func(int) bool) *hdrhistogram.Histogram {
+	all := newQueueHist()
+	for i, ks := range *w.kinds.Load() {
+		if !k(i) {
+			continue
+		}
+		ks.mu.Lock()
+		all.Merge(ks.answer)
+		ks.mu.Unlock()
+	}
+	return all
 }
 
 func newKindResult(name string, ks *kindStats) *result.KindResult {

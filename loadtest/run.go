@@ -192,7 +192,7 @@ func (c SelfCheck) reasons(sc result.SelfCheckResult) []string {
 	if c.MaxCPU > 0 && sc.CPU >= c.MaxCPU {
 		out = append(out, fmt.Sprintf("the generator used %.0f%% of its %d cores (bound %.0f%%)", sc.CPU*100, runtime.GOMAXPROCS(0), c.MaxCPU*100))
 	}
-	if c.MaxQueueWait > 0 && sc.QueuedP99 > c.MaxQueueWait {
+	if c.MaxQueueWait > 0 && sc.QueuedP99 > c.MaxQueueWait && sc.Backlog == "" {
 		out = append(out, fmt.Sprintf("requests waited inside the generator before they could be sent: p99 %v, up to %v (bound %v) — a client's connection pool is smaller than the load needs: raise %s",
 			sc.QueuedP99.Round(time.Microsecond), sc.QueuedMax.Round(time.Millisecond), c.MaxQueueWait, c.PoolKnob))
 	}
@@ -629,11 +629,14 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 	if steal, other, ok := hostLoad(sr.Resources); ok {
 		sr.Self.HostSteal, sr.Self.HostOther, sr.Self.HostCores = steal, other, r.host.cpus
 	}
+	var harness []string
+	sr.Saturated, harness = saturated(sr.Resources)
+	if sr.Self.QueuedP99 > r.s.SelfCheck.MaxQueueWait {
+		sr.Self.Backlog = r.backlog(w, sr)
+	}
 	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self)
 	sr.Self.Doubts = r.s.SelfCheck.hostDoubts(sr.Self)
 	sr.Self.Reasons = append(sr.Self.Reasons, r.samples.faultsIn(start, end)...)
-	var harness []string
-	sr.Saturated, harness = saturated(sr.Resources)
 	for _, h := range harness {
 		sr.Self.Reasons = append(sr.Self.Reasons, "the harness, not the target, is near its limit: "+h)
 	}
@@ -643,6 +646,40 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 
 // snapshot returns the result so far, for OnStep: the steps measured, marked
 // partial and incomplete, so that a run killed after it reads as such.
+// backlog says why requests that queued in the generator queued for the
+// target: its answers — from send to answer, the queue left out — were
+// beyond a latency check's bound, or it ran near a resource limit. Then
+// every connection of the pool was busy waiting on the target, and the
+// queue is its backlog; "" when the target answered within its bounds
+// (the pool is too small: the harness's).
+func (r *runner) backlog(w *window, sr *StepResult) string {
+	names := r.rec.Kinds()
+	for _, c := range r.s.Checks {
+		l, ok := c.(Latency)
+		if !ok {
+			continue
+		}
+		h := w.answered(func(k int) bool {
+			if k >= len(sr.Kinds) || sr.Kinds[k].Observed {
+				return false
+			}
+			return l.Kind == AllRequests || names[k] == l.Kind
+		})
+		if h.TotalCount() < l.minSamples() {
+			continue
+		}
+		if ans := time.Duration(h.ValueAtPercentile(l.Percentile)) * time.Microsecond; ans >= l.Bound {
+			return fmt.Sprintf("requests queued in the generator (p99 %v) because the target answered slowly: from send to answer, p%g of %s was %v, itself beyond %v — the queue is the target's backlog",
+				sr.Self.QueuedP99.Round(time.Millisecond), l.Percentile, kindOrAll(l.Kind), ans.Round(time.Millisecond), l.Bound)
+		}
+	}
+	if len(sr.Saturated) > 0 {
+		return fmt.Sprintf("requests queued in the generator (p99 %v) while the target ran near its limit (%s) — the queue is the target's backlog",
+			sr.Self.QueuedP99.Round(time.Millisecond), strings.Join(sr.Saturated, "; "))
+	}
+	return ""
+}
+
 func (r *runner) snapshot() *Result {
 	c := *r.res
 	c.Steps = slices.Clone(r.res.Steps)

@@ -314,6 +314,9 @@ func (res *Result) Err() error {
 		if s.Verdict == Fail && !knee && len(s.Saturated) > 0 {
 			add(ErrBreach, "%s: near its limit: %s", at, strings.Join(s.Saturated, "; "))
 		}
+		if s.Verdict == Fail && !knee && s.Self.Backlog != "" {
+			add(ErrBreach, "%s: %s", at, s.Self.Backlog)
+		}
 		for _, v := range s.InvalidReasons() {
 			add(ErrInvalid, "%s is invalid: %s", at, v)
 		}

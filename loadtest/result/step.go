@@ -205,6 +205,12 @@ type SelfCheckResult struct {
 	// sent (Response.Queued), such as for a connection of a client's pool.
 	QueuedP99 time.Duration `json:"queued_p99"`
 	QueuedMax time.Duration `json:"queued_max"`
+	// Backlog, when requests queued in the generator because the target
+	// answered slowly — the time from send to answer itself beyond a
+	// latency check's bound, or the target near a resource limit — says
+	// so: that queue is the target's backlog, the latency the users saw,
+	// and the step is judged by its checks, not voided as the harness's.
+	Backlog string `json:"backlog,omitempty"`
 	// Memory and Files are the most resident memory (bytes) and open file
 	// descriptors the generator held during the hold, with their limits
 	// (0 when unknown).
