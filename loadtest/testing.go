@@ -326,6 +326,9 @@ func updateBaseline(t testing.TB, path string, runs []*Result) {
 		return
 	}
 	t.Logf("baseline %s updated from %d run(s): capacity %g–%g", relToModule(path), len(runs), b.Capacity.Min, b.Capacity.Max)
+	if len(b.LeftOut) > 0 {
+		t.Logf("baseline: figures of steps that did not pass are left out: %s", strings.Join(b.LeftOut, "; "))
+	}
 }
 
 // baselineRuns reads LOADTEST_BASELINE_RUNS.

@@ -50,8 +50,12 @@ type Baseline struct {
 	// Tolerances say how far a later run may move beyond the spread
 	// before it regresses.
 	Tolerances Tolerances `json:"tolerances"`
-	// Steps holds per-level figures.
+	// Steps holds per-level figures, each from the runs that passed that
+	// level: a level a run failed is no figure to hold.
 	Steps []BaselineStep `json:"steps"`
+	// LeftOut names the steps whose figures were left out, and why:
+	// "run 2, level 1500: fail".
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // Range is the lowest and highest value seen across a baseline's runs.
@@ -185,7 +189,8 @@ func NewBaseline(tol Tolerances, runs ...*Result) (*Baseline, error) {
 			b.Updated = res.End.UTC()
 		}
 		for _, s := range res.Steps {
-			if s.Verdict != Pass && s.Verdict != Fail {
+			if s.Verdict != Pass {
+				b.LeftOut = append(b.LeftOut, fmt.Sprintf("run %d, level %g: %s", i+1, s.Step.Level, s.Verdict))
 				continue
 			}
 			for _, k := range s.Kinds {

@@ -191,6 +191,25 @@ func TestBaselineSpreadOfSeveralRuns(t *testing.T) {
 	assert.Len(t, capRuns.Compare(run(1, 70, 5)).Regressions, 1)
 }
 
+// A baseline holds at each level the figures of the runs that passed it:
+// a run that failed the top level adds nothing there, and the baseline
+// says which steps it left out.
+func TestBaselineHoldsOnlyPassedLevels(t *testing.T) {
+	levels := []float64{100, 200}
+	ok := synthetic(levels, []float64{1, 1}, 0.001, 200, env)
+	failed := synthetic(levels, []float64{1, 8}, 0.2, 100, env) // the top level 8x slower, 20% errors
+	failed.Steps[1].Verdict, failed.Verdict = Fail, Fail
+	b := newBaseline(t, Tolerances{}, ok, failed)
+	assert.Equal(t, []string{"run 2, level 200: fail"}, b.LeftOut)
+	assert.Equal(t, Range{Min: 100, Max: 200}, b.Capacity, "the capacity's spread is the runs'")
+	top := b.step(200)
+	require.NotNil(t, top)
+	assert.Equal(t, top.Kinds[0].P95.Min, top.Kinds[0].P95.Max, "one run's p95 at 200")
+	assert.Less(t, top.Kinds[0].P95.Max, 2*ok.Steps[1].Kinds[0].Latency.P95, "the failed run's 8x latency is not the figure to hold")
+	assert.Less(t, top.Kinds[0].Rates[HTTP5xx].Max, 0.01, "nor its 20% errors")
+	assert.Greater(t, b.step(100).Kinds[0].Rates[HTTP5xx].Max, 0.1, "both runs passed 100: the spread holds both")
+}
+
 func TestNewBaselineRefusesMixedRuns(t *testing.T) {
 	levels := []float64{100}
 	a := synthetic(levels, []float64{1}, 0, 100, env)
