@@ -21,7 +21,9 @@ type Kind struct {
 	// Weight is the kind's share of arrivals, relative to the others; > 0.
 	Weight float64
 	// Do issues one request and reports its outcome. It must return when
-	// ctx is done.
+	// ctx is done. Rand(ctx) is the arrival's random source (pages, ids,
+	// payloads), seeded from Scenario.Seed and the arrival's place in the
+	// schedule, so a run repeats with its seed.
 	Do func(ctx context.Context) Response
 }
 
@@ -121,6 +123,7 @@ func (a *Arrivals) startShard(ctx context.Context, rec *Recorder, seed uint64, s
 		lvl:    newLevel(),
 		jobs:   make(chan job, queueLen),
 		rng:    dist.New(env.seed, math.MaxUint64),
+		seed:   env.seed,
 		kinds:  make([]int, len(a.Mix)),
 		ctx:    ctx,
 		doneCh: make(chan struct{}),
@@ -150,6 +153,7 @@ type arrivals struct {
 	lvl    *level
 	jobs   chan job
 	rng    *rand.Rand
+	seed   uint64
 	choice dist.Choice[int]
 	kinds  []int // recorder index of each Mix entry
 	pace   pacer // used by the scheduler's goroutine only
@@ -167,6 +171,7 @@ type arrivals struct {
 // job is one scheduled arrival on its way to a worker.
 type job struct {
 	mix  int
+	n    uint64 // the arrival's place in the schedule: its random stream
 	span span
 	// bounded says the arrival waits for a worker to free up: MaxInFlight
 	// were running and none was idle. Only such an arrival is dropped when
@@ -237,8 +242,8 @@ func (d *arrivals) schedule() {
 				return
 			}
 		}
-		if mix, own := d.pace.take(at); own {
-			d.dispatch(at, mix)
+		if mix, n, own := d.pace.take(at); own {
+			d.dispatch(at, mix, n)
 		}
 	}
 }
@@ -287,12 +292,12 @@ func later(a, b time.Time) time.Time {
 // take consumes the arrival at at: draws the next gap and the arrival's
 // kind (for every arrival, so the random stream is the same in every
 // shard) and reports whether the arrival is the shard's.
-func (p *pacer) take(at time.Time) (mix int, own bool) {
+func (p *pacer) take(at time.Time) (mix int, n uint64, own bool) {
 	p.next, p.need = at, p.gap()
-	mix = p.choice.Pick(p.rng)
+	mix, n = p.choice.Pick(p.rng), p.n
 	own = owns(p.shard, p.n)
 	p.n++
-	return mix, own
+	return mix, n, own
 }
 
 // gap returns the work (in arrivals) until the next arrival: 1 for constant
@@ -338,13 +343,13 @@ func nextArrival(r rampState, from time.Time, need float64) (time.Time, bool) {
 	}
 }
 
-// dispatch begins the arrival of Mix[mix] intended at at and hands it to a
-// worker.
-func (d *arrivals) dispatch(at time.Time, mix int) {
+// dispatch begins arrival n, of Mix[mix] intended at at, and hands it to
+// a worker.
+func (d *arrivals) dispatch(at time.Time, mix int, n uint64) {
 	s := d.rec.begin(d.kinds[mix], at)
 	d.inflight.Add(1)
 	d.rec.offer(s, true, -1)
-	j := job{mix: mix, span: s}
+	j := job{mix: mix, n: n, span: s}
 	if d.idle.Load() == 0 {
 		if d.workers.Load() < int64(d.cfg.MaxInFlight) {
 			d.workers.Add(1)
@@ -363,7 +368,11 @@ func (d *arrivals) dispatch(at time.Time, mix int) {
 
 func (d *arrivals) worker(first job) {
 	defer d.wg.Done()
-	d.run(first)
+	// One random source a worker, reseeded for every arrival it makes.
+	src := &arrivalRand{pcg: rand.NewPCG(0, 0)}
+	src.r = rand.New(src.pcg)
+	ctx := context.WithValue(d.ctx, randKey{}, src.r)
+	d.run(ctx, src, first)
 	for {
 		d.idle.Add(1)
 		j, ok := <-d.jobs
@@ -371,11 +380,32 @@ func (d *arrivals) worker(first job) {
 		if !ok {
 			return
 		}
-		d.run(j)
+		d.run(ctx, src, j)
 	}
 }
 
-func (d *arrivals) run(j job) {
+// arrivalRand is a worker's random source, Rand(ctx) in Kind.Do.
+type arrivalRand struct {
+	pcg *rand.PCG
+	r   *rand.Rand
+}
+
+// randKey carries a request's random source in its context.
+type randKey struct{}
+
+// Rand returns the random source of the request whose context ctx is: in
+// an Arrivals Kind.Do, the arrival's own, seeded from Scenario.Seed and
+// the arrival's place in the schedule (the same in every run of the seed,
+// and in every shard); elsewhere a source of seed 0. It is the caller's
+// alone until Do returns.
+func Rand(ctx context.Context) *rand.Rand {
+	if r, ok := ctx.Value(randKey{}).(*rand.Rand); ok {
+		return r
+	}
+	return dist.New(0, 0)
+}
+
+func (d *arrivals) run(wctx context.Context, src *arrivalRand, j job) {
 	if d.ctx.Err() != nil {
 		d.inflight.Add(-1)
 		d.rec.abandon(j.span)
@@ -385,7 +415,8 @@ func (d *arrivals) run(j job) {
 		d.finish(j, Response{Outcome: Dropped})
 		return
 	}
-	ctx := d.ctx
+	src.pcg.Seed(d.seed, j.n^0x9e3779b97f4a7c15) // dist.New(seed, n)
+	ctx := wctx
 	if d.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d.cfg.Timeout)

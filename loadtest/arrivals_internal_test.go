@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,7 +114,7 @@ func TestArrivalsDropOnlyWhatWaitedForAWorker(t *testing.T) {
 			w := rec.open()
 			d := a.Start(t.Context(), rec, 1).(*arrivals)
 			d.inflight.Add(1)
-			d.run(job{span: rec.begin(rec.kind("get"), time.Now().Add(-time.Second)), bounded: tc.bounded})
+			d.run(d.ctx, &arrivalRand{pcg: rand.NewPCG(0, 0)}, job{span: rec.begin(rec.kind("get"), time.Now().Add(-time.Second)), bounded: tc.bounded})
 			d.Stop()
 			ks := w.stats(rec.kind("get"))
 			if got := ks.counts[tc.want]; got != 1 {

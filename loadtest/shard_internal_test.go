@@ -52,7 +52,7 @@ func simulate(seed uint64, poisson bool, weights []float64, sh result.Shard, ram
 		if !ok || at.After(until) {
 			return out
 		}
-		if mix, own := p.take(at); own {
+		if mix, _, own := p.take(at); own {
 			out = append(out, arrival{at, mix})
 		}
 	}

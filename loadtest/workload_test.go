@@ -3,6 +3,7 @@ package loadtest_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -164,4 +165,44 @@ func TestOpenModelRecordsObservations(t *testing.T) {
 		assert.InDelta(t, 100, s.Achieved, 1, "observations are not requests")
 		assert.Equal(t, result.Pass, s.Verdict, s.Violations)
 	})
+}
+
+// An Arrivals Kind.Do draws its random choices from Rand(ctx): the same
+// in every run of a seed, another with another seed.
+func TestArrivalsRandIsTheSeeds(t *testing.T) {
+	draws := func(seed uint64) []uint64 {
+		var mu sync.Mutex
+		var out []uint64
+		synctest.Test(t, func(t *testing.T) {
+			do := func(ctx context.Context) loadtest.Response {
+				v := loadtest.Rand(ctx).Uint64()
+				mu.Lock()
+				out = append(out, v)
+				mu.Unlock()
+				time.Sleep(time.Duration(v%50) * time.Millisecond) // workers finish out of order
+				return loadtest.Response{Outcome: loadtest.OK}
+			}
+			run(t, loadtest.Scenario{Seed: seed, Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: do}}},
+				Plan: loadtest.Levels(0, 2*time.Second, 100)})
+		})
+		slices.Sort(out)
+		return out
+	}
+	a, b, c := draws(7), draws(7), draws(8)
+	require.NotEmpty(t, a)
+	// One seed, one stream of draws: the runs share every arrival but
+	// the last one or two, sent as the workload stopped.
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	assert.LessOrEqual(t, len(b)-len(a), 2)
+	assert.Subset(t, b, a, "one seed, the same draws")
+	common := 0
+	for _, v := range c {
+		if _, ok := slices.BinarySearch(a, v); ok {
+			common++
+		}
+	}
+	assert.Zero(t, common, "another seed, other draws")
+	assert.Greater(t, len(slices.Compact(slices.Clone(a))), len(a)*9/10, "every arrival its own draws")
 }
