@@ -386,8 +386,8 @@ func ReadResult(path string) (*Result, error) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("result %s: not a Headroom result, or a damaged one: %w", path, err)
 	}
-	if res.Schema < 1 || res.Scenario == "" {
-		return nil, fmt.Errorf("result %s: not a Headroom result (no schema or scenario): give a result a run wrote, testdata/results/<Test>/<sub>.json or headroom run -o", path)
+	if res.Schema < 1 {
+		return nil, fmt.Errorf("result %s: not a Headroom result (no schema): give a result a run wrote, testdata/results/<Test>/<sub>.json or headroom run -o", path)
 	}
 	if res.Schema > SchemaVersion {
 		return nil, fmt.Errorf("result %s: schema %d is newer than this Headroom's %d; upgrade", path, res.Schema, SchemaVersion)
