@@ -54,6 +54,51 @@ type Component struct {
 	Digest string `json:"digest,omitempty"`
 	// Replicas is how many instances ran; 0 means one.
 	Replicas int `json:"replicas,omitempty"`
+	// Build is what a Go program says of its own build, when it is one.
+	Build *Build `json:"build,omitempty"`
+}
+
+// Build is what a Go binary records of its build (debug/buildinfo): the
+// code that ran, named as its module and version control know it.
+type Build struct {
+	// Path is the main package's import path; Module and Version its
+	// module's path and version ("(devel)" for a working tree).
+	Path    string `json:"path"`
+	Module  string `json:"module,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Commit is the revision of the repository it was built in, and Dirty
+	// whether that tree had changes; empty when the build had no VCS
+	// information.
+	Commit string `json:"commit,omitempty"`
+	Dirty  bool   `json:"dirty,omitempty"`
+	// Go is the toolchain's version ("go1.26.8").
+	Go string `json:"go"`
+	// Settings are the build settings that change the code: CGO_ENABLED,
+	// GOARCH and its level, -tags, -ldflags, -trimpath.
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// String names the build in a line: "github.com/pocketbase/pocketbase
+// v0.36.8, go1.26.8", with the commit when there is no release version.
+func (b *Build) String() string {
+	what := b.Module
+	if what == "" {
+		what = b.Path
+	}
+	switch {
+	case b.Version != "" && b.Version != "(devel)":
+		what += " " + b.Version
+	case b.Commit != "":
+		c := b.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		what += " @" + c
+		if b.Dirty {
+			what += " (dirty)"
+		}
+	}
+	return what + ", " + b.Go
 }
 
 // Environment fingerprints where a result was measured. Its Class decides

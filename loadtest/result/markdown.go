@@ -47,6 +47,9 @@ func (res *Result) Markdown() string {
 		p("; target pinned to %s on the %s backend", format.Limits(t.CPUs, t.Memory), t.Backend)
 	}
 	p(".\n\n")
+	if ran := ranLine(e.System.Components); ran != "" {
+		p("Ran %s.\n\n", ran)
+	}
 	p("%s", shardLines(res))
 
 	primary := res.PrimaryKind()
@@ -329,4 +332,21 @@ func shardLines(res *Result) string {
 			strings.ToUpper(res.Shard.String()[:1])+res.Shard.String()[1:], res.Shard.StartAt.UTC().Format(time.RFC3339))
 	}
 	return ""
+}
+
+// ranLine names what ran: every component with its version, a Go
+// program's build as its module and version control know it.
+func ranLine(comps []Component) string {
+	var out []string
+	for _, c := range comps {
+		switch {
+		case c.Build != nil:
+			out = append(out, fmt.Sprintf("%s (%s)", c.Name, c.Build))
+		case c.Version != "":
+			out = append(out, c.Name+" "+c.Version)
+		default:
+			out = append(out, c.Name)
+		}
+	}
+	return strings.Join(out, " · ")
 }
