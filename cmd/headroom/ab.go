@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,10 +14,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
 	"github.com/headroom-dev/headroom/loadtest/result"
@@ -97,10 +101,14 @@ for their number (Holm); -primary names the figures that decide instead.
 While a deciding figure is inconclusive, blocks are added up to -max-trials.
 An unchanged verdict says the largest worsening it could not rule out.
 
-Arm A builds the target from -base, arm B from -head: git refs of this
-repository, extracted with git archive, or "." for the working tree as it
-is. The scenario test itself (the harness) is built once, from -harness.
-Each trial's result and log are kept under -o.
+Arm A builds the target from -base, arm B from -head: git refs of your
+module's repository (the one headroom ab runs in), extracted with git
+archive, or "." for the working tree as it is. -base-mod and -head-mod
+build an arm's target from another release of its module instead
+(github.com/pocketbase/pocketbase@v0.28.2, or a module directory), each
+with that release's own go.mod (fixtures' Service.Module). The scenario
+test itself (the harness) is built once, from -harness. The report names
+the build each arm ran; each trial's result and log are kept under -o.
 
 `
 
@@ -110,6 +118,8 @@ func abCmd(args []string, stdout io.Writer) error {
 	run := fl.String("run", "", "the scenario test(s) to run, as go test -run takes it (required), e.g. 'TestLoad_Smoke/backend=local'")
 	base := fl.String("base", "HEAD", `arm A's build of the target: a git ref, or "." for the working tree`)
 	head := fl.String("head", ".", `arm B's build of the target: a git ref, or "." for the working tree`)
+	baseMod := fl.String("base-mod", "", `arm A's target module instead of -base: a release, "github.com/x/y@v1.2.3", or a module directory`)
+	headMod := fl.String("head-mod", "", `arm B's target module instead of -head (see -base-mod)`)
 	harness := fl.String("harness", ".", `where the scenario test is built from: a git ref, or "." for the working tree`)
 	pkg := fl.String("pkg", "./loadtest/scenarios", "the package of the scenario test, relative to the module root")
 	tags := fl.String("tags", "load", "build tags of the scenario test")
@@ -180,8 +190,21 @@ func abCmd(args []string, stdout io.Writer) error {
 		}
 		return dir, err
 	}
-	armSrc := [2]string{}
+	armSrc, armMod := [2]string{}, [2]string{*baseMod, *headMod}
 	for arm, ref := range []string{*base, *head} {
+		if armMod[arm] != "" {
+			if m := armMod[arm]; !strings.Contains(m, "@") {
+				abs, err := filepath.Abs(m)
+				if err != nil {
+					return fail(exitUsage, err)
+				}
+				if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
+					return fail(exitUsage, fmt.Errorf("arm %s: %q is neither a module at a version (example.com/x@v1.2.3) nor a directory holding a go.mod", ab.Arm(arm), m))
+				}
+				armMod[arm] = abs
+			}
+			continue
+		}
 		if armSrc[arm], err = source(ref); err != nil {
 			return fail(exitUsage, fmt.Errorf("arm %s (%s): %w", ab.Arm(arm), ref, err))
 		}
@@ -208,6 +231,7 @@ func abCmd(args []string, stdout io.Writer) error {
 		return fail(exitUsage, err)
 	}
 
+	builds := &armBuilds{}
 	trial := func(ctx context.Context, arm ab.Arm, i int) ([]*loadtest.Result, error) {
 		dir := filepath.Join(*out, fmt.Sprintf("%s%d", arm, i+1))
 		args := []string{"-test.run", *run, "-test.count=1", "-test.v", "-test.timeout", timeout.String()}
@@ -221,8 +245,12 @@ func abCmd(args []string, stdout io.Writer) error {
 			"LOADTEST_BASELINE_DIR="+noBaselines,
 			"LOADTEST_GOLDEN_DIR="+noBaselines, // a harness older than the name
 
-			"LOADTEST_TARGET_SOURCE="+armSrc[arm],
 			"HEADROOM_AB_ARM="+arm.String())
+		if armMod[arm] != "" {
+			cmd.Env = append(cmd.Env, fixtures.TargetModuleEnv+"="+armMod[arm])
+		} else {
+			cmd.Env = append(cmd.Env, fixtures.TargetSourceEnv+"="+armSrc[arm])
+		}
 		cmd.Env = append(cmd.Env, [2]envFlags{baseEnv, headEnv}[arm]...)
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.WaitDelay = time.Minute
@@ -240,6 +268,7 @@ func abCmd(args []string, stdout io.Writer) error {
 		if err != nil {
 			return nil, err
 		}
+		builds.note(arm, rs)
 		if len(rs) == 0 {
 			tail, _ := os.ReadFile(filepath.Join(dir, "test.log"))
 			return nil, fmt.Errorf("no result written (%v); last lines of %s:\n%s", runErr, filepath.Join(dir, "test.log"), lastLines(string(tail), 8))
@@ -256,7 +285,8 @@ func abCmd(args []string, stdout io.Writer) error {
 	return abRun{
 		cfg: ab.Config{Trials: *trials, MaxTrials: *maxTrials, Seed: *seed, Matters: float64(matters), Primary: primary, Logf: logf},
 		header: fmt.Sprintf("# A/B: %s\n\nA = %s%s, B = %s%s; harness %s; %d trials per arm at first, seed %d%s; trials in `%s`.\n\n",
-			*run, *base, envNote(baseEnv), *head, envNote(headEnv), *harness, *trials, *seed, band, *out),
+			*run, cmp.Or(*baseMod, *base), envNote(baseEnv), cmp.Or(*headMod, *head), envNote(headEnv), *harness, *trials, *seed, band, *out),
+		builds: builds.markdown,
 		bisect: *bisect, base: *base, out: *out, summary: *summary,
 	}.run(ctx, trial, stdout)
 }
@@ -265,11 +295,12 @@ func abCmd(args []string, stdout io.Writer) error {
 // trials, write the report and map the verdict to an exit status.
 type abRun struct {
 	cfg     ab.Config
-	header  string // the Markdown report's title and setting
-	bisect  bool   // exit as git bisect run expects
-	base    string // arm A's ref, for messages
-	out     string // the directory for ab.md and ab.json
-	summary string // a file to append the Markdown to, or ""
+	header  string        // the Markdown report's title and setting
+	builds  func() string // what each arm's target was, once the trials ran
+	bisect  bool          // exit as git bisect run expects
+	base    string        // arm A's ref, for messages
+	out     string        // the directory for ab.md and ab.json
+	summary string        // a file to append the Markdown to, or ""
 }
 
 func (r abRun) run(ctx context.Context, trial ab.TrialFunc, stdout io.Writer) error {
@@ -293,6 +324,9 @@ func (r abRun) run(ctx context.Context, trial ab.TrialFunc, stdout io.Writer) er
 
 	var md strings.Builder
 	md.WriteString(r.header)
+	if r.builds != nil {
+		md.WriteString(r.builds())
+	}
 	for _, rep := range reports {
 		md.WriteString(rep.Markdown())
 		md.WriteString("\n")
@@ -450,4 +484,40 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return "    " + strings.Join(lines, "\n    ")
+}
+
+// armBuilds notes what each arm's target was, from its trials' results:
+// the target component's version and build.
+type armBuilds struct {
+	mu  sync.Mutex
+	arm [2][]string
+}
+
+func (b *armBuilds) note(arm ab.Arm, rs []*loadtest.Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range rs {
+		for _, c := range r.Environment.System.Components {
+			if c.Role != result.RoleTarget {
+				continue
+			}
+			what := c.Name + " " + c.Version
+			if c.Build != nil {
+				what = fmt.Sprintf("%s %s (%s)", c.Name, c.Version, c.Build)
+			}
+			if !slices.Contains(b.arm[arm], what) {
+				b.arm[arm] = append(b.arm[arm], what)
+			}
+		}
+	}
+}
+
+// markdown is the report's line naming each arm's build.
+func (b *armBuilds) markdown() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.arm[0]) == 0 && len(b.arm[1]) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Builds: A ran %s; B ran %s.\n\n", cmp.Or(strings.Join(b.arm[0], ", "), "nothing"), cmp.Or(strings.Join(b.arm[1], ", "), "nothing"))
 }

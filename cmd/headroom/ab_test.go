@@ -145,3 +145,30 @@ func TestABRefusedLeavesNothing(t *testing.T) {
 	assert.Contains(t, stderr.String(), `"no-such-ref-0000" is not a commit`)
 	assert.NoDirExists(t, out)
 }
+
+// The report names each arm's build of the target, from its results.
+func TestABNamesEachArmsBuild(t *testing.T) {
+	res := func(version, mod string) *loadtest.Result {
+		return &loadtest.Result{Environment: result.Environment{System: result.System{Components: []result.Component{
+			{Name: "postgres", Role: result.RoleDatabase, Version: "15.20"},
+			{Name: "pb", Role: result.RoleTarget, Version: version, Build: &result.Build{Module: mod, Version: version, Go: "go1.26.8"}},
+		}}}}
+	}
+	b := &armBuilds{}
+	assert.Empty(t, b.markdown())
+	b.note(ab.A, []*loadtest.Result{res("v0.28.2", "github.com/pocketbase/pocketbase")})
+	b.note(ab.A, []*loadtest.Result{res("v0.28.2", "github.com/pocketbase/pocketbase")})
+	b.note(ab.B, []*loadtest.Result{res("v0.36.8", "github.com/pocketbase/pocketbase")})
+	assert.Equal(t, "Builds: A ran pb v0.28.2 (github.com/pocketbase/pocketbase v0.28.2, go1.26.8); B ran pb v0.36.8 (github.com/pocketbase/pocketbase v0.36.8, go1.26.8).\n\n", b.markdown())
+}
+
+// -base-mod names a release or a module directory; anything else is
+// refused before a trial, leaving nothing.
+func TestABRefusesABadModule(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ab")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"ab", "-run", "TestLoad_Smoke", "-base-mod", t.TempDir(), "-o", out}, &stdout, &stderr)
+	assert.Equal(t, exitUsage, code, stderr.String())
+	assert.Contains(t, stderr.String(), "neither a module at a version")
+	assert.NoDirExists(t, out)
+}
