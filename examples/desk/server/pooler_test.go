@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -47,8 +48,9 @@ func startPgBouncer(t *testing.T, direct string) string {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	ini := filepath.Join(dir, "pgbouncer.ini")
+	pass, _ := u.User.Password() // the cluster asks for it (SCRAM)
 	require.NoError(t, os.WriteFile(ini, fmt.Appendf(nil, `[databases]
-* = host=%s port=%s user=%s
+* = host=%s port=%s user=%s password='%s'
 
 [pgbouncer]
 listen_addr = 127.0.0.1
@@ -60,13 +62,14 @@ default_pool_size = 4
 max_client_conn = 200
 ignore_startup_parameters = extra_float_digits,options
 logfile = %s
-`, u.Hostname(), u.Port(), u.User.Username(), port, filepath.Join(dir, "pgbouncer.log")), 0o644))
+`, u.Hostname(), u.Port(), u.User.Username(), strings.ReplaceAll(pass, "'", "''"), port, filepath.Join(dir, "pgbouncer.log")), 0o600))
 	cmd := exec.Command(bin, ini)
 	// PgBouncer refuses to run as root: run it as PostgreSQL's user then.
 	cred, err := localpg.Credential()
 	require.NoError(t, err)
 	if cred != nil {
 		require.NoError(t, os.Chown(dir, int(cred.Uid), int(cred.Gid)))
+		require.NoError(t, os.Chown(ini, int(cred.Uid), int(cred.Gid)))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
 	require.NoError(t, cmd.Start())
