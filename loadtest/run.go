@@ -184,7 +184,11 @@ func (c SelfCheck) withDefaults() SelfCheck {
 }
 
 // reasons returns why the step's generator figures make it invalid.
-func (c SelfCheck) reasons(sc result.SelfCheckResult) []string {
+// strained says the target ran near a resource limit during the hold (or
+// its answers queued the generator): a drift of the offered load is then
+// its users' reaction to it, which its checks judge, not a workload out of
+// steady state.
+func (c SelfCheck) reasons(sc result.SelfCheckResult, strained bool) []string {
 	var out []string
 	if c.MaxScheduleLag > 0 && sc.ScheduleLagP99 > c.MaxScheduleLag && sc.LateStarts >= minLateStarts {
 		out = append(out, fmt.Sprintf("the generator started requests late: schedule lag p99 %v > %v (%d started later than that)", sc.ScheduleLagP99, c.MaxScheduleLag, sc.LateStarts))
@@ -203,7 +207,7 @@ func (c SelfCheck) reasons(sc result.SelfCheckResult) []string {
 		out = append(out, fmt.Sprintf("the generator held %d open descriptors of its limit of %d (bound %.0f%%): hold fewer streams per process or run the target elsewhere", sc.Files, sc.FileLimit, c.MaxFiles*100))
 	}
 	if c.MaxDrift > 0 && len(sc.Trends) > 0 {
-		failing := targetFailing(sc.Trends[0]) // Trends[0] is all requests
+		failing := strained || targetFailing(sc.Trends[0]) // Trends[0] is all requests
 		for _, t := range sc.Trends {
 			if why := drifted(t, c.MaxDrift, failing); why != "" {
 				out = append(out, why)
@@ -634,7 +638,7 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 	if sr.Self.QueuedP99 > r.s.SelfCheck.MaxQueueWait {
 		sr.Self.Backlog = r.backlog(w, sr)
 	}
-	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self)
+	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self, len(sr.Saturated) > 0 || sr.Self.Backlog != "")
 	sr.Self.Doubts = r.s.SelfCheck.hostDoubts(sr.Self)
 	sr.Self.Reasons = append(sr.Self.Reasons, r.samples.faultsIn(start, end)...)
 	for _, h := range harness {

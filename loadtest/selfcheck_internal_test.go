@@ -16,7 +16,7 @@ func TestSelfCheckReasons(t *testing.T) {
 	sc := SelfCheck{}.withDefaults()
 	healthy := result.SelfCheckResult{ScheduleLagP99: time.Millisecond, CPU: 0.3, QueuedP99: time.Millisecond,
 		Memory: 100 << 20, MemoryLimit: 1 << 30, Files: 200, FileLimit: 20000}
-	require.Empty(t, sc.reasons(healthy))
+	require.Empty(t, sc.reasons(healthy, false))
 	for _, tc := range []struct {
 		name   string
 		change func(r *result.SelfCheckResult)
@@ -36,7 +36,7 @@ func TestSelfCheckReasons(t *testing.T) {
 		t.Run("bound="+tc.name, func(t *testing.T) {
 			r := healthy
 			tc.change(&r)
-			got := sc.reasons(r)
+			got := sc.reasons(r, false)
 			require.Len(t, got, 1)
 			assert.Contains(t, got[0], tc.want)
 		})
@@ -45,15 +45,15 @@ func TestSelfCheckReasons(t *testing.T) {
 	// (a few hundred starts, one stall of the machine) does not void it.
 	r := healthy
 	r.ScheduleLagP99, r.LateStarts = 80*time.Millisecond, 4
-	assert.Empty(t, sc.reasons(r))
+	assert.Empty(t, sc.reasons(r, false))
 
 	// A negative bound disables its check; an unknown limit checks nothing.
 	off := SelfCheck{MaxMemory: -1, MaxFiles: -1}.withDefaults()
 	r = healthy
 	r.Memory, r.Files = 1<<30, 20000
-	assert.Empty(t, off.reasons(r))
+	assert.Empty(t, off.reasons(r, false))
 	r.MemoryLimit, r.FileLimit = 0, 0
-	assert.Empty(t, sc.reasons(r))
+	assert.Empty(t, sc.reasons(r, false))
 }
 
 // The generator's own series carry their limits, so the self-check can
@@ -80,9 +80,9 @@ func TestShortRunScheduleLagBound(t *testing.T) {
 	shortDefaults(&s, true)
 	assert.Equal(t, shortScheduleLag, s.SelfCheck.MaxScheduleLag)
 	late := result.SelfCheckResult{ScheduleLagP99: 80 * time.Millisecond, LateStarts: 8}
-	assert.Empty(t, s.SelfCheck.withDefaults().reasons(late), "80 ms late in a -short run")
+	assert.Empty(t, s.SelfCheck.withDefaults().reasons(late, false), "80 ms late in a -short run")
 	late.ScheduleLagP99 = 300 * time.Millisecond
-	assert.NotEmpty(t, s.SelfCheck.withDefaults().reasons(late), "300 ms late in a -short run")
+	assert.NotEmpty(t, s.SelfCheck.withDefaults().reasons(late, false), "300 ms late in a -short run")
 	own := Scenario{SelfCheck: SelfCheck{MaxScheduleLag: 20 * time.Millisecond}}
 	shortDefaults(&own, true)
 	assert.Equal(t, 20*time.Millisecond, own.SelfCheck.MaxScheduleLag)

@@ -84,6 +84,27 @@ func TestDriftingHoldIsInvalid(t *testing.T) {
 	assert.InEpsilon(t, 200.0/15*20, last, 0.1)
 }
 
+// A target at a resource limit changes what its users do: the same
+// phase-locked fall that voids a step with a target at ease is, beside a
+// target near its memory limit, its users' reaction — its checks judge the
+// step, which is not voided (the main job's 2,813-user probe: relay memory
+// 99% of its limit, once "invalid: not in steady state").
+func TestStrainedTargetIsNoDrift(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := run(t, loadtest.Scenario{
+			Seed: 1, Workload: burstyUsers(true, fast), SeriesEvery: -1,
+			Plan:      loadtest.Levels(5*time.Second, 60*time.Second, 200),
+			SelfCheck: loadtest.SelfCheck{MaxCPU: -1, MaxScheduleLag: -1},
+			Samplers: []loadtest.Sampler{fakeSampler{loadtest.Measurement{Component: "relay", Metric: "memory", Unit: "bytes",
+				Value: 63 << 20, Limit: 64 << 20}}},
+		})
+		s := res.Steps[0]
+		assert.Less(t, s.Self.Trends[0].Change(), -0.25, "the same fall")
+		assert.NotEqual(t, result.Invalid, s.Verdict, "%v", s.Self.Reasons)
+		assert.NotEmpty(t, s.Saturated)
+	})
+}
+
 // A target that slows down slows its users in a closed model: they wait
 // for answers, and begin fewer requests. That drift is the target's doing
 // — its checks judge it — so it does not void the step: the users'
