@@ -3,6 +3,7 @@ package loadtest
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,28 +21,73 @@ import (
 //	hold := k.Duration("HOLD", "90s", "10s")
 //	…
 //	loadtest.Test(t, loadtest.Scenario{…, Params: k.Params()})
+//
+// A default (or an environment value) may differ per backend, written
+// "docker: 500,1000,1500; local: 1000,2000" and picked by the name For
+// gives; a plain value holds on every backend:
+//
+//	k := loadtest.NewKnobs(t).For(backend)
+//	rates := k.Levels("RATES", "docker: 500,1000,1500; local: 1000,2000", "50,100")
 type Knobs struct {
-	t      testing.TB
-	params map[string]string
+	t       testing.TB
+	params  map[string]string
+	backend string
 }
 
 // NewKnobs returns the knobs of test t.
 func NewKnobs(t testing.TB) *Knobs { return &Knobs{t: t, params: map[string]string{}} }
 
+// For selects the backend ("docker", "local", or any name of a matrix of
+// your own) whose entry a per-backend value gives, and returns k.
+func (k *Knobs) For(backend string) *Knobs {
+	k.backend = strings.TrimSpace(backend)
+	return k
+}
+
 // String returns the knob's value: the environment's, else the default for
-// the run's size (short under go test -short).
+// the run's size (short under go test -short); of a per-backend value,
+// the entry of the backend For selected.
 func (k *Knobs) String(name, full, short string) string {
+	k.t.Helper()
 	v, ok := os.LookupEnv(name)
+	from := "the environment's " + name
 	if !ok || strings.TrimSpace(v) == "" {
-		v = full
+		v, from = full, "its default"
 		if testing.Testing() && testing.Short() {
-			v = short
+			v, from = short, "its -short default"
 		}
 	}
 	v = strings.TrimSpace(v)
+	if entries, ok := perBackend(v); ok {
+		switch {
+		case k.backend == "":
+			k.t.Fatalf("knob %s: %s %q is given per backend, but the test did not say which backend it runs on; call loadtest.NewKnobs(t).For(backend)", name, from, v)
+		case entries[k.backend] == "":
+			k.t.Fatalf("knob %s: %s %q has no entry for backend %q; add \"%s: …\" to it, or set %s in the environment", name, from, v, k.backend, k.backend, name)
+		}
+		v = entries[k.backend]
+	}
 	k.params[name] = v
 	return v
 }
+
+// perBackend splits a value written per backend ("docker: 1,2; local: 3")
+// into its entries; ok is false for a plain value. An entry's name is a
+// word and its value holds no slash, so a URL ("http://…") stays plain.
+func perBackend(v string) (entries map[string]string, ok bool) {
+	if !perBackendForm.MatchString(v) {
+		return nil, false
+	}
+	entries = map[string]string{}
+	for _, e := range strings.Split(v, ";") {
+		if name, val, found := strings.Cut(e, ":"); found {
+			entries[strings.TrimSpace(name)] = strings.TrimSpace(val)
+		}
+	}
+	return entries, true
+}
+
+var perBackendForm = regexp.MustCompile(`^[a-z][a-z0-9_-]*\s*:[^;/:]*(;\s*[a-z][a-z0-9_-]*\s*:[^;/:]*)*;?$`)
 
 // Duration reads a positive duration knob ("90s").
 func (k *Knobs) Duration(name, full, short string) time.Duration {

@@ -90,3 +90,32 @@ func TestKnobsKnee(t *testing.T) {
 	assert.Equal(t, "200", k.Params()["START"])
 	assert.Equal(t, "1000", k.Params()["MAX"])
 }
+
+// A default written per backend gives each backend its own value, from
+// the environment too; a plain value, a URL among them, holds on all.
+func TestKnobsPerBackend(t *testing.T) {
+	ladder := "docker: 500,1000,1500; local: 1000,2000"
+	assert.Equal(t, []float64{500, 1000, 1500}, loadtest.NewKnobs(t).For("docker").Levels("RATES_FOR_TEST", ladder, ladder))
+	k := loadtest.NewKnobs(t).For("local")
+	assert.Equal(t, []float64{1000, 2000}, k.Levels("RATES_FOR_TEST", ladder, ladder))
+	assert.Equal(t, "1000,2000", k.Params()["RATES_FOR_TEST"], "the value used is recorded")
+	assert.Equal(t, 90*time.Second, k.Duration("HOLD_FOR_TEST", "90s", "90s"), "a plain value holds on every backend")
+	assert.Equal(t, "http://127.0.0.1:9/x", k.String("URL_FOR_TEST", "http://127.0.0.1:9/x", "http://127.0.0.1:9/x"))
+
+	t.Setenv("USERS", "docker: 10; local: 20")
+	assert.Equal(t, []float64{20}, loadtest.NewKnobs(t).For("local").Levels("USERS", "1", "1"))
+	t.Setenv("USERS", "30")
+	assert.Equal(t, []float64{30}, loadtest.NewKnobs(t).For("local").Levels("USERS", ladder, ladder), "the environment overrides every backend's default")
+
+	for _, tc := range []struct{ backend, want string }{
+		{"", `is given per backend, but the test did not say which backend it runs on; call loadtest.NewKnobs(t).For(backend)`},
+		{"kind", `has no entry for backend "kind"; add "kind: …" to it, or set RATES_FOR_TEST in the environment`},
+	} {
+		f := &fatalTB{TB: t}
+		func() {
+			defer func() { require.NotNil(t, recover(), "an unmatched per-backend value must fail the test") }()
+			loadtest.NewKnobs(f).For(tc.backend).Levels("RATES_FOR_TEST", ladder, ladder)
+		}()
+		assert.Contains(t, f.fatal, tc.want)
+	}
+}

@@ -44,7 +44,7 @@ func TestLoad_Smoke(t *testing.T) {
 }
 
 func smoke(t *testing.T, backend string, db fixtures.Database) {
-	k := loadtest.NewKnobs(t)
+	k := loadtest.NewKnobs(t).For(backend)
 	users := k.Levels("USERS", "200,400,800", "20,40,80")
 	ramp, hold := k.DurationOrZero("RAMP", "30s", "3s"), k.Duration("HOLD", "90s", "6s")
 	gap, seed := k.Duration("GAP", "90s", "1s"), k.Uint("SEED", "1", "1")
