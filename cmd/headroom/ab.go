@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -106,9 +107,12 @@ module's repository (the one headroom ab runs in), extracted with git
 archive, or "." for the working tree as it is. -base-mod and -head-mod
 build an arm's target from another release of its module instead
 (github.com/pocketbase/pocketbase@v0.28.2, or a module directory), each
-with that release's own go.mod (fixtures' Service.Module). The scenario
-test itself (the harness) is built once, from -harness. The report names
-the build each arm ran; each trial's result and log are kept under -o.
+with that release's own go.mod (fixtures' Service.Module); -base-bin and
+-head-bin run a prebuilt executable; -base-image and -head-image a local
+image (docker backend). Whichever an arm is, the target keeps the
+scenario's arguments, environment and readiness. The scenario test itself
+(the harness) is built once, from -harness. The report names the build
+each arm ran; each trial's result and log are kept under -o.
 
 `
 
@@ -120,6 +124,10 @@ func abCmd(args []string, stdout io.Writer) error {
 	head := fl.String("head", ".", `arm B's build of the target: a git ref, or "." for the working tree`)
 	baseMod := fl.String("base-mod", "", `arm A's target module instead of -base: a release, "github.com/x/y@v1.2.3", or a module directory`)
 	headMod := fl.String("head-mod", "", `arm B's target module instead of -head (see -base-mod)`)
+	baseBin := fl.String("base-bin", "", "arm A's target as a prebuilt executable instead of -base")
+	headBin := fl.String("head-bin", "", "arm B's target as a prebuilt executable instead of -head")
+	baseImage := fl.String("base-image", "", `arm A's target as a local image ("myorg/svc:v1", never pulled; docker backend) instead of -base`)
+	headImage := fl.String("head-image", "", "arm B's target as a local image instead of -head")
 	harness := fl.String("harness", ".", `where the scenario test is built from: a git ref, or "." for the working tree`)
 	pkg := fl.String("pkg", "./loadtest/scenarios", "the package of the scenario test, relative to the module root")
 	tags := fl.String("tags", "load", "build tags of the scenario test")
@@ -190,24 +198,23 @@ func abCmd(args []string, stdout io.Writer) error {
 		}
 		return dir, err
 	}
-	armSrc, armMod := [2]string{}, [2]string{*baseMod, *headMod}
-	for arm, ref := range []string{*base, *head} {
-		if armMod[arm] != "" {
-			if m := armMod[arm]; !strings.Contains(m, "@") {
-				abs, err := filepath.Abs(m)
-				if err != nil {
-					return fail(exitUsage, err)
-				}
-				if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
-					return fail(exitUsage, fmt.Errorf("arm %s: %q is neither a module at a version (example.com/x@v1.2.3) nor a directory holding a go.mod", ab.Arm(arm), m))
-				}
-				armMod[arm] = abs
-			}
+	set := map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	arms := [2]armSpec{{ref: *base, mod: *baseMod, bin: *baseBin, image: *baseImage}, {ref: *head, mod: *headMod, bin: *headBin, image: *headImage}}
+	for arm, side := range []string{"base", "head"} {
+		a := &arms[arm]
+		if err := a.check(ab.Arm(arm), side, set[side]); err != nil {
+			return fail(exitUsage, err)
+		}
+		if a.env != "" {
 			continue
 		}
-		if armSrc[arm], err = source(ref); err != nil {
-			return fail(exitUsage, fmt.Errorf("arm %s (%s): %w", ab.Arm(arm), ref, err))
+		dir, err := source(a.ref)
+		if err != nil {
+			return fail(exitUsage, fmt.Errorf("arm %s (%s): %w", ab.Arm(arm), a.ref, err))
 		}
+		a.env, a.value = fixtures.TargetSourceEnv, dir
+		a.version = refVersion(mod, a.ref)
 	}
 	harnessSrc, err := source(*harness)
 	if err != nil {
@@ -246,11 +253,7 @@ func abCmd(args []string, stdout io.Writer) error {
 			"LOADTEST_GOLDEN_DIR="+noBaselines, // a harness older than the name
 
 			"HEADROOM_AB_ARM="+arm.String())
-		if armMod[arm] != "" {
-			cmd.Env = append(cmd.Env, fixtures.TargetModuleEnv+"="+armMod[arm])
-		} else {
-			cmd.Env = append(cmd.Env, fixtures.TargetSourceEnv+"="+armSrc[arm])
-		}
+		cmd.Env = append(cmd.Env, arms[arm].env+"="+arms[arm].value, fixtures.TargetVersionEnv+"="+arms[arm].version)
 		cmd.Env = append(cmd.Env, [2]envFlags{baseEnv, headEnv}[arm]...)
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.WaitDelay = time.Minute
@@ -285,10 +288,99 @@ func abCmd(args []string, stdout io.Writer) error {
 	return abRun{
 		cfg: ab.Config{Trials: *trials, MaxTrials: *maxTrials, Seed: *seed, Matters: float64(matters), Primary: primary, Logf: logf},
 		header: fmt.Sprintf("# A/B: %s\n\nA = %s%s, B = %s%s; harness %s; %d trials per arm at first, seed %d%s; trials in `%s`.\n\n",
-			*run, cmp.Or(*baseMod, *base), envNote(baseEnv), cmp.Or(*headMod, *head), envNote(headEnv), *harness, *trials, *seed, band, *out),
+			*run, arms[0].String(), envNote(baseEnv), arms[1].String(), envNote(headEnv), *harness, *trials, *seed, band, *out),
 		builds: builds.markdown,
 		bisect: *bisect, base: *base, out: *out, summary: *summary,
 	}.run(ctx, trial, stdout)
+}
+
+// armSpec is what an arm's target is built from: a git ref of the user's
+// module, a module (a release or a directory), a binary or an image, and
+// how a trial tells the scenario (a fixtures environment variable).
+type armSpec struct {
+	ref, mod, bin, image string
+	env, value           string // fixtures.Target*Env and its value
+	version              string // fixtures.TargetVersionEnv: "" lets the build name itself
+}
+
+// check validates the arm's flags (side is "base" or "head"; refSet says
+// whether -base/-head was given) and, for all but a git ref, sets env and
+// value.
+func (a *armSpec) check(arm ab.Arm, side string, refSet bool) error {
+	var given []string
+	for _, f := range []struct{ flag, v string }{{"-" + side + "-mod", a.mod}, {"-" + side + "-bin", a.bin}, {"-" + side + "-image", a.image}} {
+		if f.v != "" {
+			given = append(given, f.flag)
+		}
+	}
+	if refSet {
+		given = append([]string{"-" + side}, given...)
+	}
+	if len(given) > 1 {
+		return fmt.Errorf("arm %s is given by %s: give one", arm, strings.Join(given, " and "))
+	}
+	switch {
+	case a.mod != "" && strings.Contains(a.mod, "@"):
+		a.env, a.value = fixtures.TargetModuleEnv, a.mod
+	case a.mod != "":
+		abs, err := filepath.Abs(a.mod)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
+			return fmt.Errorf("arm %s: %q is neither a module at a version (example.com/x@v1.2.3) nor a directory holding a go.mod", arm, a.mod)
+		}
+		a.env, a.value = fixtures.TargetModuleEnv, abs
+	case a.bin != "":
+		abs, err := filepath.Abs(a.bin)
+		if err != nil {
+			return err
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return fmt.Errorf("arm %s: -%s-bin %q is not an executable file", arm, side, a.bin)
+		}
+		a.env, a.value = fixtures.TargetBinaryEnv, abs
+	case a.image != "":
+		a.env, a.value = fixtures.TargetImageEnv, a.image
+	}
+	return nil
+}
+
+// String is how the report's header names the arm.
+func (a armSpec) String() string {
+	switch {
+	case a.mod != "":
+		return a.mod
+	case a.bin != "":
+		return "binary " + a.bin
+	case a.image != "":
+		return "image " + a.image
+	}
+	return a.ref
+}
+
+// refVersion is what results call a build from ref: "main@c8a90fa1b2c3",
+// "HEAD@…", or "working tree@…" (+dirty when it has changes) for ".".
+func refVersion(mod, ref string) string {
+	name, commit := ref, ref
+	if ref == "." {
+		name, commit = "working tree", "HEAD"
+	}
+	out, err := exec.Command("git", "-C", mod, "rev-parse", commit+"^{commit}").Output()
+	full := strings.TrimSpace(string(out))
+	if err != nil || len(full) < 12 {
+		return "" // not a repository: the build names itself
+	}
+	if len(ref) >= 7 && strings.HasPrefix(full, ref) {
+		return full[:12] // a commit needs no name
+	}
+	v := name + "@" + full[:12]
+	if ref == "." {
+		if st, err := exec.Command("git", "-C", mod, "status", "--porcelain", "--untracked-files=no", ".").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+			v += "+dirty"
+		}
+	}
+	return v
 }
 
 // abRun is what headroom ab does once the builds are ready: run the
@@ -502,14 +594,25 @@ func (b *armBuilds) note(arm ab.Arm, rs []*loadtest.Result) {
 				continue
 			}
 			what := c.Name + " " + c.Version
-			if c.Build != nil {
+			switch {
+			case c.Build != nil:
 				what = fmt.Sprintf("%s %s (%s)", c.Name, c.Version, c.Build)
+			case c.Image != "" && c.Digest != "":
+				what = fmt.Sprintf("%s %s (image %s, %s)", c.Name, c.Version, c.Image, shortDigest(c.Digest))
 			}
 			if !slices.Contains(b.arm[arm], what) {
 				b.arm[arm] = append(b.arm[arm], what)
 			}
 		}
 	}
+}
+
+// shortDigest shortens "sha256:<64 hex>" to its first 12 hex digits.
+func shortDigest(d string) string {
+	if i := strings.IndexByte(d, ':'); i >= 0 && len(d) > i+13 {
+		return d[:i+13]
+	}
+	return d
 }
 
 // markdown is the report's line naming each arm's build.

@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,4 +173,47 @@ func TestABRefusesABadModule(t *testing.T) {
 	assert.Equal(t, exitUsage, code, stderr.String())
 	assert.Contains(t, stderr.String(), "neither a module at a version")
 	assert.NoDirExists(t, out)
+}
+
+// An arm is one build: two ways of naming it, or a binary that is not an
+// executable, are refused before anything is built or written.
+func TestABRefusesAnArmGivenTwice(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-base", "HEAD~1", "-base-bin", exe}, "arm A is given by -base and -base-bin: give one"},
+		{[]string{"-head-mod", "example.com/x@v1.0.0", "-head-image", "x:1"}, "arm B is given by -head-mod and -head-image: give one"},
+		{[]string{"-base-bin", "/etc/passwd"}, `arm A: -base-bin "/etc/passwd" is not an executable file`},
+	} {
+		out := filepath.Join(t.TempDir(), "ab")
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"ab", "-run", "TestLoad_Smoke", "-o", out}, tc.args...), &stdout, &stderr)
+		assert.Equal(t, exitUsage, code, stderr.String())
+		assert.Contains(t, stderr.String(), tc.want)
+		assert.NoDirExists(t, out)
+	}
+}
+
+// A git ref's build is called by the ref and its commit; a commit by
+// itself; an image arm's report line names its digest.
+func TestABNamesRefsAndImages(t *testing.T) {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	head := strings.TrimSpace(string(out))
+	mod, err := moduleDir()
+	require.NoError(t, err)
+	assert.Equal(t, "HEAD@"+head[:12], refVersion(mod, "HEAD"))
+	assert.Equal(t, head[:12], refVersion(mod, head[:9]))
+	assert.Regexp(t, `^working tree@`+head[:12]+`(\+dirty)?$`, refVersion(mod, "."))
+	assert.Empty(t, refVersion(t.TempDir(), "HEAD"), "no repository: the build names itself")
+
+	b := &armBuilds{}
+	b.note(ab.A, []*loadtest.Result{{Environment: result.Environment{System: result.System{Components: []result.Component{
+		{Name: "svc", Role: result.RoleTarget, Version: "v1", Image: "myorg/svc:v1", Digest: "sha256:0123456789abcdef0123"}}}}}})
+	assert.Contains(t, b.markdown(), "A ran svc v1 (image myorg/svc:v1, sha256:0123456789ab)")
 }
