@@ -53,3 +53,27 @@ func TestCapacityTextClaimsOnlyWhatWasMeasured(t *testing.T) {
 	knee.Decide()
 	assert.Equal(t, "≥ 1,000 arrivals/s (the search's maximum; nothing near a limit)", knee.CapacityText())
 }
+
+// A breach that carries a component's last log lines keeps the steps'
+// table one row a step: the cell, the verdict and the ceiling take its
+// first line, the lines follow the table whole.
+func TestMarkdownKeepsLogLinesOutOfTheTable(t *testing.T) {
+	for _, plan := range []string{"ladder", "knee"} {
+		res := synthetic([]float64{200, 400}, []float64{1, 1}, 0, 0, env)
+		res.Model, res.Plan.Type = "users", plan
+		res.Steps[1].Verdict, res.Steps[1].Down = Fail, true
+		res.Steps[1].Violations = []string{"relay stopped unexpectedly at 10:36:41: killed by the kernel OOM killer\n" +
+			`    {"level":"ERROR","msg":"token | lookup failed"}` + "\n    {\"level\":\"INFO\"}\n"}
+		res.Decide()
+		md := res.Markdown()
+		assert.Contains(t, md, "| breach — relay stopped unexpectedly at 10:36:41: killed by the kernel OOM killer (its log below) |\n")
+		assert.Contains(t, md, "**At 400**: relay stopped unexpectedly at 10:36:41: killed by the kernel OOM killer\n\n~~~\n"+
+			`    {"level":"ERROR","msg":"token | lookup failed"}`+"\n    {\"level\":\"INFO\"}\n~~~\n")
+		assert.NotContains(t, md, "-     {", "log lines are no verdict bullets")
+		if plan == "knee" {
+			assert.Contains(t, md, "The target gave out: at 400, relay stopped unexpectedly at 10:36:41: killed by the kernel OOM killer.\n")
+		} else {
+			assert.Contains(t, md, "- step 2 (level 400): relay stopped unexpectedly at 10:36:41: killed by the kernel OOM killer\n")
+		}
+	}
+}

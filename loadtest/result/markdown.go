@@ -90,6 +90,7 @@ func (res *Result) Markdown() string {
 	if primary != "" {
 		p("\nLatency columns are of `%s`, measured from the intended send time; errors are every outcome but ok, over the request kinds.\n", primary)
 	}
+	stepDetails(p, res.Steps)
 
 	p("\n## Per kind\n\n| Step | Kind | Requests | OK/s | Median | 95%% | 99%% | 99.9%% | Max | Outcomes |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, s := range res.Steps {
@@ -117,6 +118,9 @@ func (res *Result) Markdown() string {
 	if err := res.Err(); err != nil {
 		p("\n## Verdict\n\n")
 		for _, line := range strings.Split(err.Error(), "\n") {
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, " ") {
+				continue // a component's log lines, shown whole above
+			}
 			p("- %s\n", line)
 		}
 	}
@@ -194,12 +198,12 @@ func (res *Result) Ceiling() string {
 			continue
 		}
 		if s.Down {
-			return fmt.Sprintf("The target gave out: at %s, %s.", format.Level(s.Step.Level), format.FirstOr(s.Violations, "a component stopped"))
+			return fmt.Sprintf("The target gave out: at %s, %s.", format.Level(s.Step.Level), firstLine(format.FirstOr(s.Violations, "a component stopped")))
 		}
 		if len(s.Saturated) > 0 {
 			return fmt.Sprintf("The ceiling is the target's resources: at %s, %s.", format.Level(s.Step.Level), strings.Join(s.Saturated, "; "))
 		}
-		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", format.Level(s.Step.Level), format.FirstOr(s.Violations, "a check failed"))
+		return fmt.Sprintf("The ceiling is the SLO, with no resource near its limit: at %s, %s.", format.Level(s.Step.Level), firstLine(format.FirstOr(s.Violations, "a check failed")))
 	}
 	return ""
 }
@@ -293,11 +297,37 @@ func resourceCell(s *StepResult, component string) string {
 func stepOutcome(s *StepResult) string {
 	switch {
 	case len(s.Violations) > 0 && s.Verdict == Fail:
-		return "breach — " + strings.ReplaceAll(s.Violations[0], "|", "/")
+		return "breach — " + cell(s.Violations[0])
 	case s.Verdict == Invalid:
-		return "invalid — " + strings.ReplaceAll(format.FirstOr(s.InvalidReasons(), ""), "|", "/")
+		return "invalid — " + cell(format.FirstOr(s.InvalidReasons(), ""))
 	}
 	return string(s.Verdict)
+}
+
+// cell is text fit for a table cell: its first line, pipes turned to
+// slashes. A longer text (a component's last log lines) is shown whole
+// below the table (stepDetails).
+func cell(text string) string {
+	first, rest, _ := strings.Cut(text, "\n")
+	if strings.TrimSpace(rest) != "" {
+		first += " (its log below)"
+	}
+	return strings.ReplaceAll(first, "|", "/")
+}
+
+// stepDetails writes, below the steps' table, each violation too long
+// for its cell: its first line, then the rest as a code block.
+func stepDetails(p func(string, ...any), steps []*StepResult) {
+	for i := range steps {
+		for _, v := range steps[i].Violations {
+			first, rest, _ := strings.Cut(v, "\n")
+			if strings.TrimSpace(rest) == "" {
+				continue
+			}
+			p("\n**At %s**: %s\n\n~~~\n%s\n~~~\n", format.Level(steps[i].Step.Level), first,
+				strings.ReplaceAll(strings.TrimRight(rest, "\n"), "~~~", "~ ~ ~"))
+		}
+	}
 }
 
 func formatOutcomes(k *KindResult) string {
@@ -349,4 +379,10 @@ func ranLine(comps []Component) string {
 		}
 	}
 	return strings.Join(out, " · ")
+}
+
+// firstLine is text up to its first line break.
+func firstLine(text string) string {
+	first, _, _ := strings.Cut(text, "\n")
+	return first
 }
