@@ -72,8 +72,13 @@ func (c Latency) String() string {
 // Validate implements Check.
 func (c Latency) Validate(kinds []string) error {
 	var errs []error
-	if !(c.Percentile > 0 && c.Percentile <= 100) {
+	switch {
+	case !(c.Percentile > 0 && c.Percentile <= 100):
 		errs = append(errs, fmt.Errorf("check %q: percentile %v is outside (0, 100]; write 95 for p95", c, c.Percentile))
+	case c.Percentile < 1:
+		// 0.95 written for p95 would judge nearly the fastest answer
+		// and pass whatever the users saw.
+		errs = append(errs, fmt.Errorf("check %q: percentile %v reads as a fraction, but percentiles here run 0–100 (p%v is nearly the fastest answer); write %v for p%v", c, c.Percentile, c.Percentile, c.Percentile*100, c.Percentile*100))
 	}
 	if c.Bound <= 0 {
 		errs = append(errs, fmt.Errorf("check %q: bound %v must be positive", c, c.Bound))
@@ -319,8 +324,12 @@ func noSuccess(c Check, kind string, k *result.KindResult) error {
 }
 
 func validShare(c Check, v float64) error {
-	if math.IsNaN(v) || v < 0 || v > 1 {
+	switch {
+	case math.IsNaN(v) || v < 0 || v > 1:
 		return fmt.Errorf("check %q: bound %v is outside [0, 1]; write 0.005 for 0.5%%", c, v)
+	case v == 1:
+		// 1 written for 1% would pass unless every request failed.
+		return fmt.Errorf("check %q: bound 1 is a share of 100%%, which only a step where every request fails breaches; write 0.01 for 1%%", c)
 	}
 	return nil
 }

@@ -260,8 +260,13 @@ func TestValidationNamesTheFieldAndFix(t *testing.T) {
 		{"unknown kind", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.LatencyBelow("post", 95, time.Second)}}, `never issues kind "post"`},
 		// A quantile outside (0, 100].
 		{"quantile", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.LatencyBelow("get", 0.95*1000, time.Second)}}, "outside (0, 100]"},
+		// A percentile written as a fraction: p0.95 is nearly the fastest
+		// answer, and a PocketBase at 206 ms passed "p95 < 100 ms".
+		{"fraction", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.LatencyBelow("get", 0.95, time.Second)}}, "percentile 0.95 reads as a fraction, but percentiles here run 0–100 (p0.95 is nearly the fastest answer); write 95 for p95"},
 		// A rate bound above 1.
 		{"rate bound", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.RateBelow("get", loadtest.HTTP5xx, 5)}}, "outside [0, 1]"},
+		// 1 written for 1%: a check that only a total outage breaches.
+		{"share of one", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.FailuresBelow("get", 1)}}, "bound 1 is a share of 100%, which only a step where every request fails breaches; write 0.01 for 1%"},
 		// A kind with no request function and no weight.
 		{"bad kind", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "x"}}}, Plan: good}, "Do is nil"},
 		// Users with no behaviour.
