@@ -771,7 +771,7 @@ func (w *liveWindow) merge(o liveWindow) {
 	for i, name := range o.names {
 		if i == len(w.names) {
 			w.names = append(w.names, name)
-			w.hists = append(w.hists, newHist())
+			w.hists = append(w.hists, newLiveHist())
 			w.counts = append(w.counts, [result.NumOutcomes]int64{})
 			w.begun = append(w.begun, 0)
 			w.requests = append(w.requests, false)

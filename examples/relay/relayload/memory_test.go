@@ -240,7 +240,15 @@ func holdGateway(tb testing.TB, addr string, certs standInTLS, cfg holdConfig) u
 		pprof.StopCPUProfile()
 	}
 	conns := hc.Stats().Open
+	// The least of three measurements half a second apart: a call's
+	// transient buffers (a TLS record being read) are no user's keep.
 	after := measure(tb)
+	for range 2 {
+		time.Sleep(500 * time.Millisecond)
+		if m := measure(tb); m.heap < after.heap {
+			after.heap = m.heap
+		}
+	}
 	if cfg.heapProfile != "" {
 		writeProfiles(tb, cfg.heapProfile)
 	}
@@ -361,7 +369,10 @@ func TestGatewayUserMemory(t *testing.T) {
 
 // maxKiBPerUser is the bound TestGatewayUserMemory asserts: 29 KiB
 // measured at 1,000 users (fixed costs such as the run's histograms are
-// ~3 KiB of it), 28 KiB at 10,000.
+// ~3 KiB of it), 28 KiB at 10,000. With the queue and answer histograms
+// the run grew to 33.7–37.5 KiB in six runs here and 41.6 once in CI (a
+// single measurement caught calls' transient buffers); with two-digit
+// live histograms and the least of three measurements, 27.8–29.1 in four.
 const maxKiBPerUser = 40
 
 // BenchmarkGatewayUsers holds modeled gateway users — each a held TLS
