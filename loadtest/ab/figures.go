@@ -88,6 +88,33 @@ func (f *figureValues) add(fig Figure, v float64) {
 	f.values[fig.Name] = v
 }
 
+// Measure is one figure's value in one result.
+type Measure struct {
+	Figure
+	Value float64 `json:"value"`
+}
+
+// Measures returns the figures of one result — the ones an A/B trial
+// yields (throughput, failures, percentiles per kind, CPU per success and
+// memory per component), pooled over its valid steps — leaving out a
+// figure its result holds too few samples to estimate (see the floors
+// above); nil when the result has no valid step. A history keeps them per
+// run so that a change in any of them can be found over the nights.
+func Measures(res *loadtest.Result) []Measure {
+	fv, ok := figuresOf(res)
+	if !ok {
+		return nil
+	}
+	var out []Measure
+	for _, f := range fv.figures {
+		if n, counted := fv.samples[f.Name]; counted && f.need > 0 && n < f.need {
+			continue
+		}
+		out = append(out, Measure{Figure: f, Value: fv.values[f.Name]})
+	}
+	return out
+}
+
 // kindTally is one kind's requests and latency over a result's valid steps.
 type kindTally struct {
 	name      string

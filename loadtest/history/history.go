@@ -77,6 +77,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/ab"
 	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
@@ -132,6 +133,9 @@ type Row struct {
 	Params map[string]string `json:"params,omitempty"`
 	// Conclusion says why the plan stopped, in a sentence.
 	Conclusion string `json:"conclusion,omitempty"`
+	// Figures are the run's figures beside its capacity (see [Figure]),
+	// pooled over its valid steps; [Changes] searches their series.
+	Figures []Figure `json:"figures,omitempty"`
 	// Command is the go test command that repeats the run.
 	Command string `json:"command,omitempty"`
 	// Result is the result file the row was made of, relative to the
@@ -186,6 +190,7 @@ func RowFromResult(res *loadtest.Result, note string) Row {
 		Class:        res.Environment.Class,
 		Params:       maps.Clone(res.Params),
 		Conclusion:   res.Conclusion,
+		Figures:      figuresOf(ab.Measures(res)),
 		Command:      res.Provenance.Command,
 		Note:         strings.TrimSpace(note),
 	}
