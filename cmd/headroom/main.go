@@ -8,6 +8,9 @@
 //	headroom history [DIR|FILE...]          capacity over time, one line per run
 //	headroom history add [-note TEXT] RESULT.json...  append rows to the capacity history
 //	headroom history show [-scenario NAME]  the capacity history as a report's table
+//	headroom history changes                steps and drifts in every figure over the nights
+//	headroom nightly [-bisect]              one night: add results, find changes, bisect them
+//	headroom bisect-change                  the commit behind the newest step for the worse
 //	headroom report  [RESULT.json|DIR]      the HTML report of a result, or of every result under DIR and its index.html
 //	headroom plot    [-what W] -o OUT.svg RESULT.json  a result's plots as SVG or PNG
 //	headroom baseline -o BASELINE.json RESULT.json...  a baseline from results
@@ -46,6 +49,9 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 	"ab":       abCmd,
 	"merge":    mergeCmd,
 	"k8s":      k8sCmd,
+	"nightly":  nightlyCmd,
+
+	"bisect-change": bisectChangeCmd,
 }
 
 const usage = `usage: headroom <command> [flags] [args]
@@ -67,6 +73,15 @@ commands:
   history show [-scenario NAME] [-format md|text] [-file FILE]
                                   the capacity history as a report's table, newest first, with the change
                                   against the previous comparable row and what changed
+  history changes [-scenario NAME] [-format md|text|json] [-worse] [-file FILE]
+                                  steps (E-divisive means, permutation test) and drifts (Mann-Kendall, Theil–Sen) in
+                                  every figure's series over the nights: capacity, throughput, p95 per kind, cpu/ok…
+  nightly [-results DIR] [-file FILE] [-summary FILE] [-bisect] [-ab FLAGS]
+                                  one night of the nightly: add the results to the history, search it for changes,
+                                  and with -bisect find the commit behind each new step for the worse
+  bisect-change [-scenario NAME] [-figure NAME] [-ab FLAGS]
+                                  git bisect between the nights either side of the newest step for the worse, with
+                                  headroom ab -bisect steps; prints the culprit and the A/B table at it
   report  [-o OUT] [RESULT.json|DIR]
                                   write a result's HTML report beside it (<base>.html: verdict, command, capacity
                                   table, plots, checks, environment, links to logs and profiles; self-contained);

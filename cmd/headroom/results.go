@@ -188,6 +188,8 @@ func history(args []string, stdout io.Writer) error {
 			return historyAdd(args[1:], stdout)
 		case "show":
 			return historyShow(args[1:], stdout)
+		case "changes":
+			return historyChanges(args[1:], stdout)
 		}
 	}
 	return historyList(args, stdout)

@@ -16,6 +16,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/internal/format"
@@ -111,6 +112,15 @@ type historyGroup struct {
 	Scenario string
 	Rows     []historyRow
 	SVG      template.HTML
+	// Changes are the steps and drifts found in the scenario's figures
+	// (history.Changes), each with a plot of the figure's nights.
+	Changes []historyChange
+}
+
+type historyChange struct {
+	Text  string
+	Worse bool
+	SVG   template.HTML
 }
 
 type abRow struct {
@@ -263,12 +273,95 @@ func historyGroups(rows []history.Row) []historyGroup {
 		out[i].Rows = append(out[i].Rows, historyRow{Label: r.Label, Commit: commit, Capacity: capText, Change: change,
 			Verdict: string(r.Verdict), What: what, Break: r.Break})
 	}
+	found, _ := history.Changes(rows, "", history.ChangeOptions{}) // a series it cannot search is left unsearched
 	for i := range out {
 		if svg := historyPlot(ordered, out[i].Scenario); svg != nil {
 			out[i].SVG = template.HTML(svg)
 		}
+		for _, f := range found {
+			if f.Scenario != out[i].Scenario {
+				continue
+			}
+			c := historyChange{Text: f.String(), Worse: f.Worse}
+			if svg := changePlot(ordered, f); svg != nil {
+				c.SVG = template.HTML(svg)
+			}
+			out[i].Changes = append(out[i].Changes, c)
+		}
 	}
 	return out
+}
+
+// changePlot draws the figure of a finding over its scenario's nights,
+// oldest first, labelled by commit, with the step marked between its two
+// nights or the drift's nights joined by its fitted line; nil when it
+// cannot be drawn.
+func changePlot(ordered []history.Row, f history.Finding) []byte {
+	var xys plotter.XYs
+	ticks := plot.ConstantTicks{}
+	var from, to float64
+	n := 0
+	for i := len(ordered) - 1; i >= 0; i-- {
+		r := ordered[i]
+		if r.Scenario != f.Scenario {
+			continue
+		}
+		v, ok := r.Value(f.Figure)
+		if !ok {
+			continue
+		}
+		n++
+		xys = append(xys, plotter.XY{X: float64(n), Y: v})
+		label := format.Commit(r.Commit)
+		if len(label) > 7 {
+			label = label[:7]
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(n), Label: label})
+		if r.SameRun(f.Before) {
+			from = float64(n)
+		}
+		if r.SameRun(f.After) {
+			to = float64(n)
+		}
+	}
+	if len(xys) < 2 || from == 0 || to == 0 {
+		return nil
+	}
+	unit := f.Unit
+	if unit == "" {
+		unit = "value"
+	}
+	p := newPlot(f.Scenario+": "+f.Figure+" across nights", "night (oldest first), labelled by commit", f.Figure+" ("+unit+")")
+	leg := newLegend()
+	addSeries(p, &leg, f.Figure, xys, colour(0), nil, true)
+	if f.Step {
+		p.Add(vline{X: (from + to) / 2, Color: colour(3), Dash: []vg.Length{vg.Points(4), vg.Points(3)}, Width: vg.Points(1.5)})
+	} else if f.PerNight != 0 {
+		// The fitted drift: from its first night's level, ×(1+slope) a night.
+		var line plotter.XYs
+		start := xys[int(from)-1].Y
+		for x := from; x <= to; x++ {
+			line = append(line, plotter.XY{X: x, Y: start * math.Pow(1+f.PerNight, x-from)})
+		}
+		addSeries(p, &leg, fmt.Sprintf("drift %+.1f%%/night", f.PerNight*100), line, colour(3), []vg.Length{vg.Points(4), vg.Points(3)}, false)
+	}
+	if len(ticks) > 12 {
+		for i := range ticks {
+			if i%((len(ticks)+11)/12) != 0 {
+				ticks[i].Label = ""
+			}
+		}
+	}
+	p.X.Tick.Marker = ticks
+	padXRange(p)
+	fromZero(p)
+	p.Y.Max *= 1.08
+	fig := &Figure{Name: "change-" + slug(f.Scenario+"-"+f.Figure), Plot: p, Legend: leg, H: defaultH * 0.7}
+	b, err := fig.inlineSVG()
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // historyPlot draws a scenario's capacity across its history rows, oldest
@@ -360,6 +453,9 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 <table><thead><tr><th>Date</th><th>Commit</th><th>Capacity</th><th>Change</th><th>Verdict</th><th>What changed</th><th>Not comparable because</th></tr></thead><tbody>
 {{range .Rows}}<tr><td>{{.Label}}</td><td><code>{{.Commit}}</code></td><td class="num">{{.Capacity}}</td><td class="num">{{.Change}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.What}}</td><td>{{.Break}}</td></tr>{{end}}
 </tbody></table>
+{{with .Changes}}<h4>Changes over the nights</h4>
+{{range .}}<p>{{.Text}}</p>{{with .SVG}}<figure>{{.}}</figure>{{end}}
+{{end}}{{end}}
 {{end}}{{end}}
 {{if .AB}}<h2 id="ab">A/B comparisons</h2>
 <table><thead><tr><th>Comparison</th><th>Scenario</th><th>Verdict</th><th>Trials</th><th>Why</th></tr></thead><tbody>

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"math"
 	"os"
@@ -420,6 +421,43 @@ func TestIndex(t *testing.T) {
 		p := strings.ReplaceAll(html.UnescapeString(m[1]), "%3D", "=")
 		_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p)))
 		assert.NoError(t, err, "link %s", m[1])
+	}
+}
+
+// TestIndexShowsTheHistorysChanges: a history whose cpu/ok relay steps
+// ×1.5 after its sixth night gets, on the index, the finding and a plot of
+// the figure's nights; without the step, neither.
+func TestIndexShowsTheHistorysChanges(t *testing.T) {
+	for _, step := range []float64{1.5, 1} {
+		root := t.TempDir()
+		dir := filepath.Join(root, "results")
+		res := fixture(t)
+		require.NoError(t, res.WriteFile(filepath.Join(dir, "TestLoad_Fixture", "users=40.json")))
+		var rows []history.Row
+		for i := range 12 {
+			r := history.RowFromResult(res, "")
+			r.Commit, r.Date = fmt.Sprintf("%c%039d", 'a'+i, 0), r.Date.AddDate(0, 0, i)
+			cpu := 200 * (1 + 0.02*float64(i%3)) // a little noise
+			if i >= 6 {
+				cpu *= step
+			}
+			r.Figures = []history.Figure{{Name: "cpu/ok relay", Unit: "µs", Value: cpu}}
+			rows = append(rows, r)
+		}
+		require.NoError(t, history.Append(filepath.Join(root, "history.jsonl"), rows...))
+		path, err := Index(dir)
+		require.NoError(t, err)
+		page, err := os.ReadFile(path)
+		require.NoError(t, err)
+		s := string(page)
+		if step == 1 {
+			assert.NotContains(t, s, "Changes over the nights")
+			continue
+		}
+		assert.Contains(t, s, "Changes over the nights")
+		assert.Contains(t, s, "cpu/ok relay stepped ×1.5")
+		assert.Contains(t, s, "between the nights of commits `f000000`")
+		assert.Contains(t, s, "cpu/ok relay across nights")
 	}
 }
 

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/headroom-dev/headroom/internal/usermod"
+	caphistory "github.com/headroom-dev/headroom/loadtest/history"
+)
+
+// The rehearsal's target: tiny, whose work per request and memory each
+// commit sets (cmd/tiny/cost.go).
+const (
+	rehearsalMain = `// Command tiny hashes a buffer rounds times per request and holds a
+// ballast of ballastKiB, every page touched.
+package main
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"os"
+)
+
+var ballast []byte
+
+func main() {
+	ballast = make([]byte, ballastKiB<<10)
+	for i := range len(ballast) / 4096 {
+		ballast[i*4096] = 1
+	}
+	buf := make([]byte, 1024)
+	http.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {})
+	http.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
+		var sum [32]byte
+		for range rounds {
+			sum = sha256.Sum256(buf)
+		}
+		fmt.Fprintf(w, "%x %d\n", sum[:4], ballast[4096])
+	})
+	if err := http.ListenAndServe(os.Getenv("ADDR"), nil); err != nil {
+		panic(err)
+	}
+}
+`
+	rehearsalCost = `package main
+
+// Revision %d: the work per request and the ballast held.
+const (
+	rounds     = %d
+	ballastKiB = %d
+)
+`
+	rehearsalScenario = `package loadtest
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/fixtures"
+	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/httpc"
+)
+
+func TestMain(m *testing.M) { fixtures.Main(m) }
+
+// TestLoad_Tiny drives tiny at 200 requests/s for HOLD.
+func TestLoad_Tiny(t *testing.T) {
+	hold, err := time.ParseDuration(os.Getenv("HOLD"))
+	if err != nil {
+		hold = 3 * time.Second
+	}
+	stack := fixtures.Start(t, fixtures.WithBackend(fixtures.BackendLocal),
+		fixtures.WithTarget(fixtures.Service{Name: "tiny", Package: "./cmd/tiny", Env: map[string]string{"ADDR": "{{.Addr}}"}}),
+		fixtures.WithDatabase(fixtures.NoDatabase), fixtures.WithoutUpstream(), fixtures.WithoutProxy())
+	hc, err := httpc.New(httpc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hc.Close)
+	work, err := hc.Prepare("GET", stack.URL+"/work", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := loadtest.Test(t, loadtest.Scenario{
+		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "work", Weight: 1, Do: hc.Func(work)}}},
+		Plan:     loadtest.Levels(500*time.Millisecond, hold, 200),
+		Checks:   []loadtest.Check{loadtest.FailuresBelow("work", 0.01)},
+		Samplers: stack.Samplers(),
+		System:   stack.System(),
+	})
+	if err := res.Err(); err != nil {
+		t.Error(err)
+	}
+}
+`
+)
+
+// TestNightlyRehearsal is the nightly pipeline run here against a
+// throwaway history (make nightly runs its full size): commits of a tiny
+// service, one simulated night per commit but two — the commit that
+// plants a ×1.5 cost per request lands the same day as the next two, so
+// the nights either side of the step are three commits apart — and a
+// ballast that grows 3% a commit. Each night runs the scenario and headroom
+// nightly over its result, the last one with -bisect. The history must
+// show the step in cpu/ok tiny at the right night, the ballast as a drift
+// in memory tiny (not as a step), and the bisection must name the planted
+// commit, with the A/B table at it.
+func TestNightlyRehearsal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("one load run a night and a bisection: minutes")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	// A step needs nights enough either side to be told from noise: a
+	// permutation test cannot reach p ≤ 0.005 unless fewer than 1 in 400
+	// orders of the nights put every high one last, as with 6 and 5
+	// nights (2 in 462); 7 and 6 (2 in 1,716) can. The planted commit
+	// lands with the two after it the same day, so that the bisection has
+	// three commits to search: two A/B steps.
+	commits, planted, hold := 15, 8, "2s"
+	if os.Getenv("HEADROOM_NIGHTLY") == "full" {
+		commits, planted, hold = 21, 12, "5s"
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	headroom := filepath.Join(tmp, "headroom")
+	out, err := exec.Command("go", "build", "-o", headroom, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	mod := usermod.New(t, root, "example.com/tiny", map[string]string{
+		".gitignore":            "/testdata/results/\n",
+		"cmd/tiny/main.go":      rehearsalMain,
+		"cmd/tiny/cost.go":      fmt.Sprintf(rehearsalCost, 0, 600, 64<<10),
+		"loadtest/tiny_test.go": rehearsalScenario,
+	})
+	repo := mod.Dir
+	git(t, repo, "init", "-q", "-b", "main")
+	var shas []string
+	for i := 1; i <= commits; i++ {
+		rounds := 600 // about 500 µs of a 900 µs request here
+		if i >= planted {
+			rounds = 1150 // the planted cost: about ×1.5 CPU per request
+		}
+		ballast := float64(64<<10) * pow(1.03, i-1) // KiB: +3% a commit
+		mod.Write("cmd/tiny/cost.go", fmt.Sprintf(rehearsalCost, i, rounds, int(ballast)))
+		git(t, repo, "add", "-A")
+		git(t, repo, "commit", "-q", "-m", fmt.Sprintf("revision %d", i))
+		shas = append(shas, git(t, repo, "rev-parse", "HEAD"))
+	}
+
+	history := filepath.Join(tmp, "history", "history.jsonl")
+	summary := filepath.Join(tmp, "summary.md")
+	headroomIn := func(args ...string) (string, error) {
+		cmd := exec.Command(headroom, args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "HOLD="+hold)
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	start := time.Now()
+	nights := 0
+	for i, sha := range shas {
+		if i+1 == planted || i+1 == planted+1 {
+			continue // no night of its own: it landed with the next ones
+		}
+		git(t, repo, "checkout", "-q", sha)
+		test := exec.Command("go", "test", "-count=1", "-run", "TestLoad_Tiny", "./loadtest")
+		test.Dir = repo
+		test.Env = append(os.Environ(), "HOLD="+hold)
+		b, err := test.CombinedOutput()
+		require.NoError(t, err, "night of revision %d:\n%s", i+1, b)
+		last := i == len(shas)-1
+		args := []string{"nightly", "-file", history, "-results", "testdata/results", "-summary", summary}
+		if last {
+			git(t, repo, "checkout", "-q", "main")
+			args = append(args, "-bisect", "-ab", "-pkg ./loadtest -tags= -trials 5 -timeout 2m")
+		}
+		night, err := headroomIn(args...)
+		if !last {
+			// Until the step has nights enough behind it, a night may or
+			// may not report it (exit 1); what it must not do is fail.
+			var ee *exec.ExitError
+			require.True(t, err == nil || errors.As(err, &ee) && ee.ExitCode() == exitFail, "night of revision %d: %v\n%s", i+1, err, night)
+		} else {
+			t.Logf("the last night (revision %d), with the bisection:\n%s", i+1, night)
+		}
+		require.NoError(t, os.RemoveAll(filepath.Join(repo, "testdata", "results")))
+		nights++
+	}
+	t.Logf("%d nights and the bisection took %v", nights, time.Since(start).Round(time.Second))
+
+	rows, err := caphistory.Read(history)
+	require.NoError(t, err)
+	require.Len(t, rows, nights, "a row a night")
+	for _, r := range rows {
+		var figs []string
+		for _, f := range r.Figures {
+			if f.Name == "cpu/ok tiny" || f.Name == "memory tiny" || f.Name == "p95 work" {
+				figs = append(figs, fmt.Sprintf("%s %.4g %s", f.Name, f.Value, f.Unit))
+			}
+		}
+		t.Logf("night of %.7s (%s): %s", r.Commit, r.Subject, strings.Join(figs, ", "))
+	}
+	found, err := caphistory.Changes(rows, "", caphistory.ChangeOptions{})
+	require.NoError(t, err)
+	var step, drift *caphistory.Finding
+	for i, f := range found {
+		t.Logf("found: %s", f)
+		switch {
+		case f.Figure == "cpu/ok tiny" && f.Step:
+			step = &found[i]
+		case f.Figure == "memory tiny" && !f.Step:
+			drift = &found[i]
+		case f.Figure == "memory tiny" && f.Step:
+			t.Errorf("the ballast's steady 3%% a commit came out as a step: %s", f)
+		}
+	}
+	require.NotNil(t, step, "the ×1.5 cost planted at revision %d must show as a step in cpu/ok tiny", planted)
+	assert.Equal(t, shas[planted-2], step.Before.Commit, "the last night before the step is revision %d's", planted-1)
+	assert.Equal(t, shas[planted+1], step.After.Commit, "the first night after is revision %d's", planted+2)
+	assert.True(t, step.Worse)
+	assert.Greater(t, step.Ratio, 1.3, "about ×1.5, more when the machine is busy")
+	require.NotNil(t, drift, "the ballast grows 3%% a commit: memory tiny must drift")
+	assert.True(t, drift.Worse)
+	assert.InDelta(t, 0.03, drift.PerNight, 0.02)
+
+	sum, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	t.Logf("summary:\n%s", sum)
+	culprits := regexp.MustCompile("(?m)^Culprit: `([0-9a-f]{40})`").FindAllStringSubmatch(string(sum), -1)
+	require.Len(t, culprits, 1, "one bisection for every figure that stepped between the same two nights")
+	culprit := culprits[0]
+	assert.Equal(t, shas[planted-1], culprit[1], "revision %d planted the cost", planted)
+	assert.NotContains(t, string(sum), "the only commit between", "git bisect searched three commits")
+	assert.Contains(t, string(sum), "cpu/ok tiny", "the A/B table at the culprit")
+	assert.Contains(t, string(sum), "regressed")
+	// A second night over the same history bisects nothing again.
+	again, err := headroomIn("nightly", "-file", history, "-results", filepath.Join(tmp, "none"), "-bisect")
+	assert.Contains(t, again, "Already bisected", "%v", err)
+	assert.NotContains(t, strings.ToLower(git(t, repo, "status", "--porcelain")), "bisect")
+}
+
+// git runs git in dir and returns its trimmed output.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+func pow(x float64, n int) float64 {
+	p := 1.0
+	for range n {
+		p *= x
+	}
+	return p
+}
