@@ -30,7 +30,7 @@ ABFLAGS ?= -short
 # regression sought (20% finds a ×1.4 one); noise below it is no change.
 MATTERS ?= 20%
 
-.PHONY: help deps test unit scenarios-short load smoke scenario images bench bench-deps lint clean-results report ab bisect bisect-step history history-add
+.PHONY: help deps test unit scenarios-short load smoke scenario images bench bench-deps lint clean-results report ab bisect bisect-step history history-add history-changes nightly
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -41,7 +41,7 @@ unit: ## unit, fixture and integration tests (no load scenarios), the core under
 	$(GO) test -p 1 -count=1 -race -timeout 20m $$($(GO) list ./loadtest/... | grep -v '/loadtest/ab$$')
 	$(GO) test -p 1 -count=1 -timeout 30m ./loadtest/ab/ $$($(GO) list $(PKGS) | grep -v '/loadtest')
 
-scenarios-short: images ## every load scenario in -short mode (under a minute of load each), the example modules' too
+scenarios-short: images ## every load scenario in -short mode (under a minute of load each), the example modules' too; LOADTEST_MATRIX=full for every backend × database
 	$(GO) test -tags load -short -count=1 -timeout 30m -v ./loadtest/scenarios/
 	cd examples/centrifugo && $(GO) test -tags load -short -count=1 -timeout 30m -v ./...
 
@@ -109,6 +109,12 @@ bisect-step: ## one step of `git bisect run make bisect-step GOOD=ref`: 0 good, 
 	@$(GO) run ./cmd/headroom ab -bisect -base $(GOOD) -matters $(MATTERS) -run '$(ABRUN)' $(ABFLAGS)
 
 HISTORY ?= testdata/history.jsonl
+
+nightly: ## rehearse the nightly here: a night per commit of a throwaway history, find its planted step and drift, bisect the step
+	HEADROOM_NIGHTLY=full $(GO) test -count=1 -timeout 30m -v -run '^TestNightlyRehearsal$$' ./cmd/headroom/
+
+history-changes: ## steps and drifts in every figure of the history (SCENARIO to choose); exit 1 on a change for the worse
+	$(GO) run ./cmd/headroom history changes -file $(HISTORY) $(if $(SCENARIO),-scenario '$(SCENARIO)')
 
 history: ## the capacity history, newest first (SCENARIO=TestLoad_GatewayKnee to choose); add a run with make history-add
 	$(GO) run ./cmd/headroom history show -file $(HISTORY) $(if $(SCENARIO),-scenario '$(SCENARIO)')

@@ -100,8 +100,8 @@ var (
 
 // eras returns the eras a gateway scenario runs in: LOADTEST_ERA when it
 // names one (handshake, stateless) or "all"; otherwise the handshake era,
-// the headline's, and under -short both. An unknown value fails the test
-// at once.
+// the headline's, and under -short with LOADTEST_MATRIX=full both. An
+// unknown value fails the test at once.
 func eras(t *testing.T) []era {
 	t.Helper()
 	switch v := os.Getenv("LOADTEST_ERA"); v {
@@ -115,7 +115,7 @@ func eras(t *testing.T) []era {
 	default:
 		t.Fatalf("LOADTEST_ERA=%q: give handshake, stateless or all", v)
 	}
-	if testing.Short() {
+	if testing.Short() && fixtures.FullMatrix(t) {
 		return []era{handshakeEra, statelessEra}
 	}
 	return []era{handshakeEra}

@@ -32,9 +32,8 @@ import (
 // LOADTEST_DB (both databases: LOADTEST_DB=all), LOADTEST_ERA (the
 // stateless revision's run: stateless, or all for both back to back),
 // LOADTEST_TARGET_CPUS, LOADTEST_TARGET_MEMORY. -short probes 20 → 80
-// users, in both eras, on PostgreSQL unless LOADTEST_DB names another or
-// all (TestLoad_Smoke and TestLoad_RateCeiling already run both databases
-// in -short).
+// users on PostgreSQL unless LOADTEST_DB names another or all, in the
+// handshake era, in both with LOADTEST_MATRIX=full.
 func TestLoad_GatewayKnee(t *testing.T) {
 	dbs := fixtures.Databases(t)
 	if testing.Short() && os.Getenv("LOADTEST_DB") == "" {

@@ -36,7 +36,7 @@ import (
 func TestLoad_Smoke(t *testing.T) {
 	for _, backend := range fixtures.Backends(t) {
 		t.Run("backend="+backend, func(t *testing.T) {
-			for _, db := range fixtures.Databases(t) {
+			for _, db := range fixtures.DatabasesFor(t, backend) {
 				t.Run("db="+string(db), func(t *testing.T) { smoke(t, backend, db) })
 			}
 		})
