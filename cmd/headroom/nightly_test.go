@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/headroom-dev/headroom/internal/usermod"
+	"github.com/headroom-dev/headroom/loadtest"
 	caphistory "github.com/headroom-dev/headroom/loadtest/history"
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // The rehearsal's target: tiny, whose work per request and memory each
@@ -271,4 +275,78 @@ func pow(x float64, n int) float64 {
 		p *= x
 	}
 	return p
+}
+
+// TestNightlyAddsFinishedRunsOnly: a night's directory holds a finished
+// result, an interrupted one and an A/B trial. The finished one becomes a
+// row; the interrupted one is named in the summary and left out (an older
+// pass must not stand for it); the trial is no night; a second night over
+// the same directory adds nothing. A history without changes exits 0.
+func TestNightlyAddsFinishedRunsOnly(t *testing.T) {
+	dir := t.TempDir()
+	night := filepath.Join(dir, "night")
+	writeResult(t, night, "a.json", "2026-12-01 02:17", 400, nil)
+	writeResult(t, night, "b.json", "2026-12-01 02:40", 400, func(r *loadtest.Result) {
+		r.Scenario, r.Partial, r.Verdict, r.Conclusion = "TestLoad_Other", true, result.Incomplete, "interrupted by SIGTERM after step 1"
+	})
+	writeResult(t, filepath.Join(night, "ab", "20261201"), "c.json", "2026-12-01 03:00", 400, nil)
+	require.NoError(t, os.WriteFile(filepath.Join(night, "summary.json"), []byte(`[{"scenario":""}]`), 0o644))
+	file, summary := filepath.Join(dir, "h", "history.jsonl"), filepath.Join(dir, "summary.md")
+
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitPass, run([]string{"nightly", "-results", night, "-file", file, "-summary", summary}, &stdout, &stderr), stderr.String())
+	rows, err := caphistory.Read(file)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.Equal(t, "TestLoad_Smoke", rows[0].Scenario)
+	sum, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.Contains(t, string(sum), "1 result(s) added")
+	assert.Contains(t, string(sum), "not added: "+filepath.Join(night, "b.json")+": incomplete result (interrupted by SIGTERM after step 1)")
+	assert.Contains(t, string(sum), "No step or drift found")
+
+	stdout.Reset()
+	require.Equal(t, exitPass, run([]string{"nightly", "-results", night, "-file", file}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "0 result(s) added")
+	rows, err = caphistory.Read(file)
+	require.NoError(t, err)
+	assert.Len(t, rows, 1)
+}
+
+// TestHistoryChangesExitsOneOnAWorseStep: twelve nights whose capacity
+// falls a third after the sixth — exit 1 and the step named; -format json
+// gives it as data; the same history without the fall exits 0.
+func TestHistoryChangesExitsOneOnAWorseStep(t *testing.T) {
+	for _, fall := range []bool{true, false} {
+		dir := t.TempDir()
+		var files []string
+		for i := range 12 {
+			capacity := 600.0 + float64(i%3)*10
+			if fall && i >= 6 {
+				capacity = 400 + float64(i%3)*10
+			}
+			files = append(files, writeResult(t, dir, fmt.Sprintf("%c.json", 'a'+i), fmt.Sprintf("2026-11-%02d 02:17", i+1), capacity, nil))
+		}
+		file := filepath.Join(dir, "history.jsonl")
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, exitPass, run(append([]string{"history", "add", "-file", file}, files...), &stdout, &stderr), stderr.String())
+		stdout.Reset()
+		code := run([]string{"history", "changes", "-file", file, "-format", "text"}, &stdout, &stderr)
+		if !fall {
+			assert.Equal(t, exitPass, code, stderr.String())
+			assert.Equal(t, "no change found\n", stdout.String())
+			continue
+		}
+		assert.Equal(t, exitFail, code, stderr.String())
+		assert.Contains(t, stdout.String(), "TestLoad_Smoke: capacity stepped ×0.6")
+		assert.Contains(t, stdout.String(), "between the nights of commits `fffffff` (2026-11-06) and `ggggggg` (2026-11-07)")
+		stdout.Reset()
+		assert.Equal(t, exitFail, run([]string{"history", "changes", "-file", file, "-format", "json"}, &stdout, &stderr))
+		var found []findingJSON
+		require.NoError(t, json.Unmarshal(stdout.Bytes(), &found), stdout.String())
+		require.Len(t, found, 1)
+		assert.Equal(t, "step", found[0].Kind)
+		assert.True(t, found[0].Worse)
+		assert.Equal(t, strings.Repeat("g", 40), found[0].After)
+	}
 }
