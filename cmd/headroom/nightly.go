@@ -96,10 +96,13 @@ func readHistory(path string) ([]caphistory.Row, error) {
 	return rows, err
 }
 
+// worse returns the system's changes for the worse: a change in the
+// harness's own cost (Finding.Harness) is the machine's as much as the
+// build's, told but neither counted nor bisected.
 func worse(fs []caphistory.Finding) []caphistory.Finding {
 	var out []caphistory.Finding
 	for _, f := range fs {
-		if f.Worse {
+		if f.Worse && !f.Harness {
 			out = append(out, f)
 		}
 	}
@@ -114,7 +117,8 @@ type findingJSON struct {
 	Unit       string  `json:"unit,omitempty"`
 	Kind       string  `json:"kind"` // step or trend
 	Worse      bool    `json:"worse"`
-	Before     string  `json:"before"` // commit of the last night before (a step) or the first night (a trend)
+	Harness    bool    `json:"harness,omitempty"` // a cost of the harness: told, not counted
+	Before     string  `json:"before"`            // commit of the last night before (a step) or the first night (a trend)
 	After      string  `json:"after"`
 	BeforeDate string  `json:"before_date"`
 	AfterDate  string  `json:"after_date"`
@@ -133,7 +137,7 @@ func findingsJSON(fs []caphistory.Finding) []findingJSON {
 			kind = "step"
 		}
 		out = append(out, findingJSON{
-			Scenario: f.Scenario, Figure: f.Figure, Unit: f.Unit, Kind: kind, Worse: f.Worse,
+			Scenario: f.Scenario, Figure: f.Figure, Unit: f.Unit, Kind: kind, Worse: f.Worse, Harness: f.Harness,
 			Before: f.Before.Commit, After: f.After.Commit,
 			BeforeDate: f.Before.Date.UTC().Format(time.RFC3339), AfterDate: f.After.Date.UTC().Format(time.RFC3339),
 			Ratio: f.Ratio, PerNight: f.PerNight, Nights: f.Nights, P: f.P, Text: f.String(),

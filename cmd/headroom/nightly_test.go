@@ -357,3 +357,21 @@ func TestHistoryChangesExitsOneOnAWorseStep(t *testing.T) {
 		assert.Equal(t, strings.Repeat("g", 40), found[0].After)
 	}
 }
+
+// A step in the harness's own cost (the generator's CPU on a busier
+// machine) is told but neither counted as the system's change for the
+// worse (exit status, -worse) nor bisected.
+func TestHarnessStepsAreNotBisected(t *testing.T) {
+	step := func(figure string, harness, worse bool) caphistory.Finding {
+		return caphistory.Finding{Scenario: "TestLoad_Tiny", Figure: figure, Step: true, Worse: worse, Harness: harness,
+			Before: caphistory.Row{Commit: "a"}, After: caphistory.Row{Commit: "b"}}
+	}
+	found := []caphistory.Finding{step("cpu/ok generator", true, true), step("cpu/ok tiny", false, true), step("throughput", false, false)}
+	got := worse(found)
+	require.Len(t, got, 1)
+	assert.Equal(t, "cpu/ok tiny", got[0].Figure)
+	groups := stepGroups(got)
+	require.Len(t, groups, 1)
+	assert.Len(t, groups[0], 1, "the generator's step is not among the figures that decide the bisection")
+	assert.Empty(t, worse(found[:1]), "a harness step alone: exit 0")
+}

@@ -461,6 +461,25 @@ func TestSecondaryFiguresDoNotDecide(t *testing.T) {
 	}
 }
 
+// The harness's own costs — the proxy's CPU and memory, the generator's
+// CPU — are marked as such in a result's measures (a history tells their
+// changes and never bisects them); the target's and its database's are not.
+func TestMeasuresMarkTheHarness(t *testing.T) {
+	res := trial{relayCPU: 130, pgCPU: 40, latency: 5, noise: 0.01}.result(rand.New(rand.NewPCG(1, 1)))
+	s := res.Steps[0]
+	s.Resources = append(s.Resources,
+		result.SeriesSummary{Component: "generator", Metric: "cpu", Unit: "cores", Mean: 0.2},
+		result.SeriesSummary{Component: "relay", Metric: "memory", Unit: "bytes", Max: 64 << 20},
+		result.SeriesSummary{Component: "caddy", Metric: "memory", Unit: "bytes", Max: 32 << 20})
+	harness := map[string]bool{}
+	for _, m := range ab.Measures(res) {
+		harness[m.Name] = m.Harness
+	}
+	assert.Equal(t, map[string]bool{"throughput": false, "failures": false, "p50 get": false, "p95 get": false, "p99 get": false,
+		"cpu/ok relay": false, "cpu/ok postgres": false, "cpu/ok caddy": true, "cpu/ok generator": true,
+		"memory relay": false, "memory caddy": true}, harness)
+}
+
 // Trials that fail to run or say nothing about the target are left out and
 // listed; with fewer than two valid trials an arm cannot be compared.
 func TestRejectedTrials(t *testing.T) {

@@ -25,6 +25,12 @@ type Figure struct {
 	// Primary figures decide the verdict, corrected together for their
 	// number (Holm); the others are reported.
 	Primary bool `json:"primary"`
+	// Harness marks a cost of the harness, not of the system under test:
+	// the CPU or memory of a component other than the target and its
+	// database (the generator, the proxy, the mock upstream). It moves
+	// with the machine more than with the build, so a history reports
+	// its changes but never bisects them.
+	Harness bool `json:"harness,omitempty"`
 	// Unjudged says why the figure is not judged — too few samples in a
 	// trial to estimate it — and is empty for a judged figure.
 	Unjudged string `json:"unjudged,omitempty"`
@@ -178,12 +184,14 @@ func figuresOf(res *loadtest.Result) (fv figureValues, ok bool) {
 	}
 	if okN > 0 {
 		for _, c := range componentCosts(res, steps) {
-			fv.add(Figure{Name: "cpu/ok " + c.name, Unit: "µs", Direction: LowerIsBetter, Primary: c.primary},
+			fv.add(Figure{Name: "cpu/ok " + c.name, Unit: "µs", Direction: LowerIsBetter, Primary: c.primary, Harness: !c.primary},
 				c.cpuSeconds/float64(okN)*1e6)
 		}
 	}
 	for _, c := range componentMemory(steps) {
-		fv.add(Figure{Name: "memory " + c.name, Unit: "MiB", Direction: LowerIsBetter, Rule: Rule{Relative: 0.10, Absolute: 1}}, c.max/(1<<20))
+		_, role := componentOf(res, c.name)
+		fv.add(Figure{Name: "memory " + c.name, Unit: "MiB", Direction: LowerIsBetter, Rule: Rule{Relative: 0.10, Absolute: 1},
+			Harness: role != result.RoleTarget && role != result.RoleDatabase}, c.max/(1<<20))
 	}
 	return fv, true
 }

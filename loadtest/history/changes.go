@@ -22,13 +22,16 @@ type Figure struct {
 	Value float64 `json:"value"`
 	// HigherIsBetter is set for throughput; for the rest lower is better.
 	HigherIsBetter bool `json:"higher_is_better,omitempty"`
+	// Harness marks a cost of the harness (ab.Figure.Harness): its
+	// changes are told, as the machine's, and never bisected.
+	Harness bool `json:"harness,omitempty"`
 }
 
 // figuresOf returns the figures of a result's measures.
 func figuresOf(ms []ab.Measure) []Figure {
 	var out []Figure
 	for _, m := range ms {
-		out = append(out, Figure{Name: m.Name, Unit: m.Unit, Value: m.Value, HigherIsBetter: m.Direction == ab.HigherIsBetter})
+		out = append(out, Figure{Name: m.Name, Unit: m.Unit, Value: m.Value, HigherIsBetter: m.Direction == ab.HigherIsBetter, Harness: m.Harness})
 	}
 	return out
 }
@@ -48,6 +51,11 @@ type Finding struct {
 	// Worse says whether the change goes the wrong way for the figure
 	// (a higher latency or cost, a lower throughput or capacity).
 	Worse bool
+	// Harness is set for a figure of the harness's own cost (the
+	// generator's CPU, the proxy's memory): a change in it is the
+	// machine's as much as the build's, told but not bisected, and not
+	// counted as the system's change for the worse.
+	Harness bool
 	// Before and After are the rows either side of a step: the last night
 	// of the old level and the first night of the new one. For a trend,
 	// the first and last night of the drift.
@@ -79,17 +87,21 @@ func (f Finding) String() string {
 	if f.Step {
 		return fmt.Sprintf("%s: %s stepped ×%.2f between the nights of commits %s and %s%s (median %s → %s; p=%.3g; %s)",
 			f.Scenario, f.Figure, f.Ratio, commitLabel(f.Before), commitLabel(f.After), bound,
-			level(f.Old, f.Unit), level(f.New, f.Unit), f.P, worse(f.Worse))
+			level(f.Old, f.Unit), level(f.New, f.Unit), f.P, f.verdict())
 	}
 	return fmt.Sprintf("%s: %s drifts %+.1f%%/night over the nights of commits %s…%s (%d nights, ×%.2f in all; p=%.3g; %s)",
-		f.Scenario, f.Figure, f.PerNight*100, commitLabel(f.Before), commitLabel(f.After), f.Nights, f.Ratio, f.P, worse(f.Worse))
+		f.Scenario, f.Figure, f.PerNight*100, commitLabel(f.Before), commitLabel(f.After), f.Nights, f.Ratio, f.P, f.verdict())
 }
 
-func worse(w bool) string {
-	if w {
-		return "worse"
+func (f Finding) verdict() string {
+	w := "better"
+	if f.Worse {
+		w = "worse"
 	}
-	return "better"
+	if f.Harness {
+		w += "; the harness's own cost, which moves with the machine: not bisected"
+	}
+	return w
 }
 
 func commitLabel(r Row) string {
@@ -204,25 +216,25 @@ func stretches(rows []Row) [][]Row {
 
 // figureNames lists the figures of a stretch in the order they first
 // appear, capacity first.
-func figureNames(rows []Row) (names []string, units map[string]string, higher map[string]bool) {
-	units, higher = map[string]string{CapacityFigure: rows[0].Unit}, map[string]bool{CapacityFigure: true}
+func figureNames(rows []Row) (names []string, units map[string]string, higher, harness map[string]bool) {
+	units, higher, harness = map[string]string{CapacityFigure: rows[0].Unit}, map[string]bool{CapacityFigure: true}, map[string]bool{}
 	names = []string{CapacityFigure}
 	for _, r := range rows {
 		for _, f := range r.Figures {
 			if _, ok := units[f.Name]; !ok {
 				names = append(names, f.Name)
-				units[f.Name], higher[f.Name] = f.Unit, f.HigherIsBetter
+				units[f.Name], higher[f.Name], harness[f.Name] = f.Unit, f.HigherIsBetter, f.Harness
 			}
 		}
 	}
-	return names, units, higher
+	return names, units, higher, harness
 }
 
 func stretchChanges(rows []Row, o ChangeOptions) ([]Finding, error) {
 	if len(rows) < o.MinNights {
 		return nil, nil
 	}
-	names, units, higher := figureNames(rows)
+	names, units, higher, harness := figureNames(rows)
 	var out []Finding
 	for _, name := range names {
 		var series []float64
@@ -251,7 +263,7 @@ func stretchChanges(rows []Row, o ChangeOptions) ([]Finding, error) {
 			up := c.Ratio > 1
 			out = append(out, Finding{
 				Scenario: rows[0].Scenario, Figure: name, Unit: units[name], Step: true,
-				Worse: up != higher[name], Before: at[c.Index-1], After: at[c.Index],
+				Worse: up != higher[name], Harness: harness[name], Before: at[c.Index-1], After: at[c.Index],
 				Ratio: c.Ratio, Old: c.Before, New: c.After, Nights: len(series), P: c.P, LowerBound: bound,
 			})
 		}
@@ -259,7 +271,7 @@ func stretchChanges(rows []Row, o ChangeOptions) ([]Finding, error) {
 			up := t.PerStep > 0
 			out = append(out, Finding{
 				Scenario: rows[0].Scenario, Figure: name, Unit: units[name],
-				Worse: up != higher[name], Before: at[t.From], After: at[t.To],
+				Worse: up != higher[name], Harness: harness[name], Before: at[t.From], After: at[t.To],
 				Ratio: t.Total, PerNight: t.PerStep, Nights: t.To - t.From + 1, P: t.P, LowerBound: bound,
 			})
 		}

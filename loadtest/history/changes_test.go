@@ -16,7 +16,7 @@ import (
 
 // nights makes n nightly rows of TestLoad_Smoke, one commit a night, with
 // figures from figure(night, name) (noise added by the caller).
-func nights(n int, figure func(night int) (cpu, mem, p95 float64)) []history.Row {
+func nights(n int, figure func(night int) (cpu, mem, p95 float64), harness ...func(night int) float64) []history.Row {
 	var rows []history.Row
 	for i := range n {
 		date := time.Date(2026, 11, 1, 2, 17, 0, 0, time.UTC).AddDate(0, 0, i).Format("2006-01-02 15:04")
@@ -29,6 +29,9 @@ func nights(n int, figure func(night int) (cpu, mem, p95 float64)) []history.Row
 				{Name: "memory relay", Unit: "MiB", Value: mem},
 				{Name: "failures", Unit: "%", Value: 0.01 * float64(1+i%3)}, // tiny and tripling: under the floor
 			}
+			for _, h := range harness {
+				r.Figures = append(r.Figures, history.Figure{Name: "cpu/ok generator", Unit: "µs", Value: h(i), Harness: true})
+			}
 		}))
 	}
 	return rows
@@ -38,7 +41,8 @@ func nights(n int, figure func(night int) (cpu, mem, p95 float64)) []history.Row
 // shared machine's, a ×1.4 step in cpu/ok relay at night 12 and a 3% a
 // night growth of memory relay: the step must be found between nights 11
 // and 12 (their commits named), the growth as a drift with its slope, and
-// nothing in the flat figures.
+// nothing in the flat figures. A ×1.3 step of the generator's own CPU at
+// night 5 is told as the harness's, not bisected.
 func TestChangesFindStepsAndDrifts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	noise := func(sigma float64) float64 { return math.Exp(rng.NormFloat64() * sigma) }
@@ -48,13 +52,24 @@ func TestChangesFindStepsAndDrifts(t *testing.T) {
 			cpu *= 1.4
 		}
 		return cpu * noise(0.03), 40 * math.Pow(1.03, float64(i)) * noise(0.01), 1200 * noise(0.08)
+	}, func(i int) float64 {
+		if i >= 5 {
+			return 260 * noise(0.03)
+		}
+		return 200 * noise(0.03)
 	})
 	found, err := history.Changes(rows, "", history.ChangeOptions{})
 	require.NoError(t, err)
-	var step, drift int
+	var step, drift, harness int
 	for _, f := range found {
 		t.Log(f)
+		assert.Equal(t, f.Figure == "cpu/ok generator", f.Harness, "%s", f)
 		switch f.Figure {
+		case "cpu/ok generator":
+			harness++
+			assert.True(t, f.Step && f.Worse, "%s", f)
+			assert.Equal(t, rows[5].Commit, f.After.Commit)
+			assert.Contains(t, f.String(), "worse; the harness's own cost, which moves with the machine: not bisected")
 		case "cpu/ok relay":
 			require.True(t, f.Step, "%s", f)
 			step++
@@ -76,6 +91,7 @@ func TestChangesFindStepsAndDrifts(t *testing.T) {
 	}
 	assert.Equal(t, 1, step, "one step in cpu/ok relay")
 	assert.Equal(t, 1, drift, "one drift in memory relay")
+	assert.Equal(t, 1, harness, "one step in the generator's CPU")
 }
 
 // TestChangesKeepToComparableStretches: a new environment class at night
