@@ -263,15 +263,16 @@ func TestHistory_Append_RefusesIncompleteResults(t *testing.T) {
 // their lines: every row reads back whole.
 func TestHistory_Append_ConcurrentAppendsDoNotInterleave(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	const writers, each = 8, 20
+	const writers, each = 8, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
 				r := row("2026-07-01 10:00", fmt.Sprintf("%d-%d", w, i), 1000, nil)
-				// Long notes: far over a pipe's or a page's atomic write.
-				r.Note = strings.Repeat(string(rune('a'+w)), 20_000+i)
+				// Long notes: over two pages, past a pipe's or a page's
+				// atomic write.
+				r.Note = strings.Repeat(string(rune('a'+w)), 9_000+i)
 				if err := history.Append(path, r); err != nil {
 					errs <- err
 				}
@@ -291,7 +292,7 @@ func TestHistory_Append_ConcurrentAppendsDoNotInterleave(t *testing.T) {
 		var w, i int
 		_, err := fmt.Sscanf(r.Commit, "%d-%d", &w, &i)
 		require.NoError(t, err)
-		assert.Equal(t, strings.Repeat(string(rune('a'+w)), 20_000+i), r.Note, r.Commit)
+		assert.Equal(t, strings.Repeat(string(rune('a'+w)), 9_000+i), r.Note, r.Commit)
 		seen[r.Commit] = true
 	}
 	assert.Len(t, seen, writers*each)

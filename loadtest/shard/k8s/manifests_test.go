@@ -1,4 +1,4 @@
-package shard_test
+package k8s_test
 
 import (
 	"bytes"
