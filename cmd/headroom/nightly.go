@@ -154,9 +154,12 @@ the history (a run it holds already is skipped; an interrupted one is
 named and left out, so that it never stands for a pass), the history is
 searched for changes (headroom history changes), and the findings are
 written to -summary. With -bisect, each step for the worse not yet in
--ledger is bisected between the two nights' commits (headroom
-bisect-change) and its culprit, with the A/B table at it, written to the
-summary. Exit status 1 when a change for the worse is found.
+-ledger is taken up as headroom bisect-change does: an A/B of the two
+nights' commits first (a step it does not reproduce was the machine's and
+is not bisected), then git bisect between them, and the culprit, with the
+A/B table at it, written to the summary. Steps of the harness's own costs
+are told, not bisected. Exit status 1 when a change for the worse is
+found.
 
 `
 
@@ -383,9 +386,11 @@ const bisectChangeUsage = `usage: headroom bisect-change [-file HISTORY] [-scena
 
 Finds the commit behind a step the history shows: takes the newest step for
 the worse (of -scenario and -figure when given) between the nights of
-commits A and B, and runs git bisect between them in this repository with
-headroom ab -bisect at every step (-run the scenario, -primary the figure,
--matters half the step), then an A/B of the culprit against its parent.
+commits A and B, runs an A/B of A against B here (a step it does not
+reproduce was the machine's: nothing is bisected), then git bisect between
+them in this repository with headroom ab -bisect at every step (-run the
+scenario, -primary the figure, -matters half the step), then an A/B of the
+culprit against its parent.
 Prints the culprit ("Culprit: ` + "`<sha>`" + ` subject") and that A/B table. The
 working tree must be clean: git bisect checks out each commit it tries.
 
@@ -448,8 +453,9 @@ func scopeOf(scenario, figure string) string {
 }
 
 // bisectChange finds the commit behind the steps of one scenario between
-// the same two nights: git bisect run with headroom ab -bisect between the
-// two nights' commits, every figure that stepped deciding (-primary, the
+// the same two nights: an A/B of the two nights' commits first (a step it
+// does not reproduce is the machine's, and is not bisected), then git
+// bisect run with headroom ab -bisect between the two commits, every figure that stepped deciding (-primary, the
 // correction over them is Holm's) and -matters half the smallest step,
 // then an A/B of the culprit against its parent. It returns the Markdown
 // to add to a summary; the A/B's own output goes to log.
@@ -498,6 +504,24 @@ func bisectChange(ctx context.Context, steps []caphistory.Finding, abFlags []str
 	run := "^" + strings.ReplaceAll(regexp.QuoteMeta(f.Scenario), "/", "$/^") + "$"
 	abArgs := append([]string{"ab", "-run", run, "-primary", strings.Join(figures, ","), "-matters", fmt.Sprintf("%.0f%%", matters*100)}, abFlags...)
 
+	// First the two nights' commits against each other, interleaved on
+	// this machine now: a step the machine made (a slower runner from one
+	// night on, a noisy neighbour) moves both arms alike and does not come
+	// back, and a bisection of it would name whatever commit it ends on.
+	code, table, err := abTable(ctx, self, append(slices.Clone(abArgs), "-base", good, "-head", bad, "-harness", bad), log)
+	if err != nil {
+		return md.String(), fmt.Errorf("the A/B of the two nights' commits: %v", err)
+	}
+	fmt.Fprintf(&md, "The two nights' commits, `%s` against `%s`:\n\n%s\n", short(good), short(bad), table)
+	switch code {
+	case exitPass:
+		md.WriteString("The A/B does not reproduce the step: the machine's or the nights' noise, not a commit's. Nothing bisected.\n")
+		return md.String(), nil
+	case exitInvalid:
+		md.WriteString("The A/B could not decide at this many trials. Nothing bisected: `headroom bisect-change -ab \"-trials 10\"` tries again with more.\n")
+		return md.String(), nil
+	}
+
 	culprit := bad
 	between, err := gitOut(ctx, "rev-list", "--count", good+".."+bad)
 	if err != nil {
@@ -526,23 +550,39 @@ func bisectChange(ctx context.Context, steps []caphistory.Finding, abFlags []str
 		fmt.Fprintf(&md, "(the only commit between the two nights)\n\n")
 	}
 	// The A/B at the culprit: its parent against it, with the table.
-	dir, err := os.MkdirTemp("", "headroom-culprit-")
+	_, table, err = abTable(ctx, self, append(slices.Clone(abArgs), "-base", culprit+"^", "-head", culprit, "-harness", culprit), log)
+	md.WriteString(table)
 	if err != nil {
-		return md.String(), err
-	}
-	defer os.RemoveAll(dir)
-	table := filepath.Join(dir, "summary.md")
-	cmd := exec.CommandContext(ctx, self, append(slices.Clone(abArgs), "-base", culprit+"^", "-head", culprit, "-harness", culprit, "-summary", table, "-o", filepath.Join(dir, "trials"))...)
-	cmd.Stdout, cmd.Stderr = log, log
-	abErr := cmd.Run()
-	if b, err := os.ReadFile(table); err == nil {
-		md.Write(b)
-	}
-	var ee *exec.ExitError
-	if abErr != nil && !(errors.As(abErr, &ee) && ee.ExitCode() == exitFail) {
-		return md.String(), fmt.Errorf("the A/B at the culprit: %v", abErr)
+		return md.String(), fmt.Errorf("the A/B at the culprit: %v", err)
 	}
 	return md.String(), nil
+}
+
+// abTable runs headroom ab with args (the arms among them), its own output
+// to log, and returns its exit status — exitPass (no regression), exitFail
+// (regressed) or exitInvalid (undecided) — and its Markdown table; an A/B
+// that fails otherwise is an error.
+func abTable(ctx context.Context, self string, args []string, log io.Writer) (code int, table string, err error) {
+	dir, err := os.MkdirTemp("", "headroom-ab-")
+	if err != nil {
+		return 0, "", err
+	}
+	defer os.RemoveAll(dir)
+	summary := filepath.Join(dir, "summary.md")
+	cmd := exec.CommandContext(ctx, self, append(args, "-summary", summary, "-o", filepath.Join(dir, "trials"))...)
+	cmd.Stdout, cmd.Stderr = log, log
+	abErr := cmd.Run()
+	if b, err := os.ReadFile(summary); err == nil {
+		table = string(b)
+	}
+	var ee *exec.ExitError
+	switch {
+	case abErr == nil:
+		return exitPass, table, nil
+	case errors.As(abErr, &ee) && (ee.ExitCode() == exitFail || ee.ExitCode() == exitInvalid):
+		return ee.ExitCode(), table, nil
+	}
+	return 0, table, abErr
 }
 
 func short(c string) string {

@@ -259,9 +259,34 @@ func TestNightlyRehearsal(t *testing.T) {
 	assert.NotContains(t, string(sum), "the only commit between", "git bisect searched three commits")
 	assert.Contains(t, string(sum), "cpu/ok tiny", "the A/B table at the culprit")
 	assert.Contains(t, string(sum), "regressed")
+	assert.Contains(t, string(sum), fmt.Sprintf("The two nights' commits, `%.7s` against `%.7s`", shas[planted-2], shas[planted+1]),
+		"the step confirmed by an A/B of the two nights' commits before the bisection")
 	// A second night over the same history bisects nothing again.
 	again, err := headroomIn("nightly", "-file", history, "-results", filepath.Join(tmp, "none"), "-bisect")
 	assert.Contains(t, again, "Already bisected", "%v", err)
+	assert.NotContains(t, strings.ToLower(git(t, repo, "status", "--porcelain")), "bisect")
+
+	// A step the machine made — p95 work flat, then ×1.6 from revision
+	// 7's night on, no commit of the code's behind it — is found, and the
+	// A/B of the two nights' commits does not reproduce it: nothing is
+	// bisected.
+	machine := filepath.Join(tmp, "machine.jsonl")
+	for i, r := range rows {
+		for j := range r.Figures {
+			if r.Figures[j].Name == "p95 work" {
+				r.Figures[j].Value = 2 * (1 + 0.02*float64(i%3-1))
+				if i >= 6 {
+					r.Figures[j].Value *= 1.6
+				}
+			}
+		}
+		require.NoError(t, caphistory.Append(machine, r))
+	}
+	bc, err := headroomIn("bisect-change", "-file", machine, "-figure", "p95 work", "-ab", "-pkg ./loadtest -tags= -trials 2 -max-trials 2 -timeout 2m")
+	require.NoError(t, err, bc)
+	assert.Contains(t, bc, fmt.Sprintf("The two nights' commits, `%.7s` against `%.7s`", shas[5], shas[6]))
+	assert.Contains(t, bc, "Nothing bisected")
+	assert.NotContains(t, bc, "Culprit:")
 	assert.NotContains(t, strings.ToLower(git(t, repo, "status", "--porcelain")), "bisect")
 }
 
