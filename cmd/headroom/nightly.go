@@ -455,9 +455,10 @@ func scopeOf(scenario, figure string) string {
 // bisectChange finds the commit behind the steps of one scenario between
 // the same two nights: an A/B of the two nights' commits first (a step it
 // does not reproduce is the machine's, and is not bisected), then git
-// bisect run with headroom ab -bisect between the two commits, every figure that stepped deciding (-primary, the
-// correction over them is Holm's) and -matters half the smallest step,
-// then an A/B of the culprit against its parent. It returns the Markdown
+// bisect run with headroom ab -bisect between the two commits, every
+// figure that stepped deciding (-primary, the correction over them is
+// Holm's) and -matters half the smallest step, then an A/B of the culprit
+// against its parent. It returns the Markdown
 // to add to a summary; the A/B's own output goes to log.
 func bisectChange(ctx context.Context, steps []caphistory.Finding, abFlags []string, log io.Writer) (string, error) {
 	var md strings.Builder
