@@ -81,6 +81,19 @@ func TestChecksFailForTheRightReason(t *testing.T) {
 		// 10% 5xx against a 5% bound.
 		{"rate", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(10, loadtest.HTTP5xx))}},
 			loadtest.RateBelow("get", loadtest.HTTP5xx, 0.05), level, result.Fail, "http_5xx rate of get < 5%: measured 10% (100 of "},
+		// A bar above a share made on purpose: one in six calls is a tool
+		// error, 9 of about 50 in a short step (18%) against a bar of 15%. As a
+		// share it breaches...
+		{"rate, few requests", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(6, loadtest.AppError))}},
+			loadtest.RateBelow("get", loadtest.AppError, 0.15), 5, result.Fail, "app_error rate of get < 15%: measured 18"},
+		// ...judged as a count, it is what a 15% process gives one step in
+		// three (p=0.33): not shown above the bar.
+		{"rate judged, by chance", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(6, loadtest.AppError))}},
+			loadtest.Rate{Kind: "get", Outcome: loadtest.AppError, Max: 0.15, Alpha: 0.01}, 5, result.Pass, ""},
+		// One in four of 1,000 is shown above it.
+		{"rate judged, shown above", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(4, loadtest.AppError))}},
+			loadtest.Rate{Kind: "get", Outcome: loadtest.AppError, Max: 0.15, Alpha: 0.01}, level, result.Fail,
+			"app_error rate of get < 15% (unless shown above at α 0.01): measured 25% (250 of "},
 		// Every 10th request hangs until its 1 s deadline: timeouts count
 		// as failures.
 		{"failures count timeouts", []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(10, loadtest.Timeout))}},

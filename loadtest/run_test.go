@@ -265,6 +265,8 @@ func TestValidationNamesTheFieldAndFix(t *testing.T) {
 		{"fraction", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.LatencyBelow("get", 0.95, time.Second)}}, "percentile 0.95 reads as a fraction, but percentiles here run 0–100 (p0.95 is nearly the fastest answer); write 95 for p95"},
 		// A rate bound above 1.
 		{"rate bound", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.RateBelow("get", loadtest.HTTP5xx, 5)}}, "outside [0, 1]"},
+		{"rate alpha", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.Rate{Kind: "get", Outcome: loadtest.HTTP5xx, Max: 0.1, Alpha: 5}}}, "Alpha 5 is outside [0, 0.5]"},
+		{"rate alpha without a bar", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.Rate{Kind: "get", Outcome: loadtest.HTTP5xx, Alpha: 0.01}}}, "Alpha needs a Max strictly between 0 and 1"},
 		// 1 written for 1%: a check that only a total outage breaches.
 		{"share of one", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.FailuresBelow("get", 1)}}, "bound 1 is a share of 100%, which only a step where every request fails breaches; write 0.01 for 1%"},
 		// A kind with no request function and no weight.
