@@ -458,7 +458,8 @@ func scopeOf(scenario, figure string) string {
 // bisect run with headroom ab -bisect between the two commits, every
 // figure that stepped deciding (-primary, the correction over them is
 // Holm's) and -matters half the smallest step, then an A/B of the culprit
-// against its parent. It returns the Markdown
+// against its parent (the bisection's own step at the culprit, when that
+// parent is the good night's commit). It returns the Markdown
 // to add to a summary; the A/B's own output goes to log.
 func bisectChange(ctx context.Context, steps []caphistory.Finding, abFlags []string, log io.Writer) (string, error) {
 	var md strings.Builder
@@ -523,7 +524,7 @@ func bisectChange(ctx context.Context, steps []caphistory.Finding, abFlags []str
 		return md.String(), nil
 	}
 
-	culprit := bad
+	culprit, atCulprit := bad, ""
 	between, err := gitOut(ctx, "rev-list", "--count", good+".."+bad)
 	if err != nil {
 		return md.String(), err
@@ -532,7 +533,17 @@ func bisectChange(ctx context.Context, steps []caphistory.Finding, abFlags []str
 		if _, err := gitOut(ctx, "bisect", "start", bad, good); err != nil {
 			return md.String(), err
 		}
-		cmd := exec.CommandContext(ctx, "git", append([]string{"bisect", "run", self}, append(slices.Clone(abArgs), "-bisect", "-base", good)...)...)
+		// Each step's table is kept, by the commit it tested: the step at
+		// the culprit is the culprit's own A/B when its parent is the good
+		// night's commit.
+		stepDir, err := os.MkdirTemp("", "headroom-bisect-")
+		if err != nil {
+			return md.String(), err
+		}
+		defer os.RemoveAll(stepDir)
+		step := `exec "$0" "$@" -summary "$HEADROOM_BISECT_STEPS/$(git rev-parse HEAD).md"`
+		cmd := exec.CommandContext(ctx, "git", append([]string{"bisect", "run", "sh", "-c", step, self}, append(slices.Clone(abArgs), "-bisect", "-base", good)...)...)
+		cmd.Env = append(os.Environ(), "HEADROOM_BISECT_STEPS="+stepDir)
 		var buf strings.Builder
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &buf), io.MultiWriter(log, &buf)
 		runErr := cmd.Run()
@@ -544,13 +555,25 @@ func bisectChange(ctx context.Context, steps []caphistory.Finding, abFlags []str
 			return md.String(), fmt.Errorf("git bisect run: %v", runErr)
 		}
 		culprit = m[1]
+		if b, err := os.ReadFile(filepath.Join(stepDir, culprit+".md")); err == nil {
+			atCulprit = string(b)
+		}
 	}
 	subject, _ := gitOut(ctx, "log", "-1", "--format=%s", culprit)
 	fmt.Fprintf(&md, "Culprit: `%s` %s\n\n", culprit, subject)
 	if between == "1" {
 		fmt.Fprintf(&md, "(the only commit between the two nights)\n\n")
 	}
-	// The A/B at the culprit: its parent against it, with the table.
+	// The A/B at the culprit: its parent against it, with the table. When
+	// its parent is the good night's commit, the bisection's step at the
+	// culprit was that A/B already.
+	parent, _ := gitOut(ctx, "rev-parse", culprit+"^")
+	goodSHA, _ := gitOut(ctx, "rev-parse", good)
+	if atCulprit != "" && parent != "" && parent == goodSHA {
+		fmt.Fprintf(&md, "The A/B at the culprit against its parent, `%s` (the good night's commit): the bisection's own step there.\n\n", short(parent))
+		md.WriteString(atCulprit)
+		return md.String(), nil
+	}
 	_, table, err = abTable(ctx, self, append(slices.Clone(abArgs), "-base", culprit+"^", "-head", culprit, "-harness", culprit), log)
 	md.WriteString(table)
 	if err != nil {

@@ -113,9 +113,10 @@ func TestLoad_Tiny(t *testing.T) {
 
 // TestNightlyRehearsal is the nightly pipeline run here against a
 // throwaway history (make nightly runs its full size): commits of a tiny
-// service, one simulated night per commit but two — the commit that
-// plants a ×1.5 cost per request lands the same day as the next two, so
-// the nights either side of the step are three commits apart — and a
+// service, one simulated night per commit but those that land the same
+// day as the next — the commit that plants a ×1.5 cost per request lands
+// with the one after it (the two after it at full size), so that the
+// nights either side of the step are two (three) commits apart — and a
 // ballast that grows 3% a night. Each night runs the scenario and headroom
 // nightly over its result, the last one with -bisect. The history must
 // show the step in cpu/ok tiny at the right night, the ballast as a drift
@@ -132,12 +133,13 @@ func TestNightlyRehearsal(t *testing.T) {
 	// permutation test cannot reach p ≤ 0.005 unless fewer than 1 in 400
 	// orders of the nights put every high one last, as with 6 and 5
 	// nights (2 in 462); 7 and 6 (2 in 1,716) can. The planted commit
-	// lands with the two after it the same day, so that the bisection has
-	// three commits to search: two A/B steps.
-	commits, planted, hold := 15, 8, "2s"
+	// lands the same day as the with after it, so that git bisect has
+	// with+1 commits to search: one A/B step here, two at full size.
+	commits, planted, with, hold := 14, 8, 1, "2s"
 	if os.Getenv("HEADROOM_NIGHTLY") == "full" {
-		commits, planted, hold = 21, 12, "5s"
+		commits, planted, with, hold = 21, 12, 2, "5s"
 	}
+	nightless := func(rev int) bool { return rev >= planted && rev < planted+with } // landed with the next
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	tmp := t.TempDir()
@@ -155,8 +157,8 @@ func TestNightlyRehearsal(t *testing.T) {
 	git(t, repo, "init", "-q", "-b", "main")
 	var shas []string
 	// The ballast grows 3% at each commit that has a night, so that it
-	// creeps 3% a night: grown at every commit, the two commits without a
-	// night would make a real ×1.09 step between two nights.
+	// creeps 3% a night: grown at every commit, the commits without a
+	// night would make a real step between two nights.
 	grown := 0
 	for i := 1; i <= commits; i++ {
 		rounds := 600 // about 500 µs of a 900 µs request here
@@ -164,7 +166,7 @@ func TestNightlyRehearsal(t *testing.T) {
 			rounds = 1150 // the planted cost: about ×1.5 CPU per request
 		}
 		ballast := float64(64<<10) * pow(1.03, grown) // KiB
-		if i != planted && i != planted+1 {
+		if !nightless(i) {
 			grown++
 		}
 		mod.Write("cmd/tiny/cost.go", fmt.Sprintf(rehearsalCost, i, rounds, int(ballast)))
@@ -185,8 +187,8 @@ func TestNightlyRehearsal(t *testing.T) {
 	start := time.Now()
 	nights := 0
 	for i, sha := range shas {
-		if i+1 == planted || i+1 == planted+1 {
-			continue // no night of its own: it landed with the next ones
+		if nightless(i + 1) {
+			continue // no night of its own: it landed with the next one
 		}
 		git(t, repo, "checkout", "-q", sha)
 		test := exec.Command("go", "test", "-count=1", "-run", "TestLoad_Tiny", "./loadtest")
@@ -242,7 +244,7 @@ func TestNightlyRehearsal(t *testing.T) {
 	}
 	require.NotNil(t, step, "the ×1.5 cost planted at revision %d must show as a step in cpu/ok tiny", planted)
 	assert.Equal(t, shas[planted-2], step.Before.Commit, "the last night before the step is revision %d's", planted-1)
-	assert.Equal(t, shas[planted+1], step.After.Commit, "the first night after is revision %d's", planted+2)
+	assert.Equal(t, shas[planted+with-1], step.After.Commit, "the first night after is revision %d's", planted+with)
 	assert.True(t, step.Worse)
 	assert.Greater(t, step.Ratio, 1.3, "about ×1.5, more when the machine is busy")
 	require.NotNil(t, drift, "the ballast grows 3%% a night: memory tiny must drift")
@@ -256,10 +258,13 @@ func TestNightlyRehearsal(t *testing.T) {
 	require.Len(t, culprits, 1, "one bisection for every figure that stepped between the same two nights")
 	culprit := culprits[0]
 	assert.Equal(t, shas[planted-1], culprit[1], "revision %d planted the cost", planted)
-	assert.NotContains(t, string(sum), "the only commit between", "git bisect searched three commits")
+	assert.NotContains(t, string(sum), "the only commit between", "git bisect searched %d commits", with+1)
 	assert.Contains(t, string(sum), "cpu/ok tiny", "the A/B table at the culprit")
+	assert.Contains(t, string(sum), fmt.Sprintf("The A/B at the culprit against its parent, `%.7s` (the good night's commit): the bisection's own step there.", shas[planted-2]),
+		"the culprit's parent is the good night's commit: its A/B is the bisection's step, not run again")
+	assert.Equal(t, 2, strings.Count(string(sum), "**Verdict: regressed.**"), "the two nights' commits' A/B and the culprit's")
 	assert.Contains(t, string(sum), "regressed")
-	assert.Contains(t, string(sum), fmt.Sprintf("The two nights' commits, `%.7s` against `%.7s`", shas[planted-2], shas[planted+1]),
+	assert.Contains(t, string(sum), fmt.Sprintf("The two nights' commits, `%.7s` against `%.7s`", shas[planted-2], shas[planted+with-1]),
 		"the step confirmed by an A/B of the two nights' commits before the bisection")
 	// A second night over the same history bisects nothing again.
 	again, err := headroomIn("nightly", "-file", history, "-results", filepath.Join(tmp, "none"), "-bisect")
