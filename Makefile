@@ -30,7 +30,7 @@ ABFLAGS ?= -short
 # regression sought (20% finds a ×1.4 one); noise below it is no change.
 MATTERS ?= 20%
 
-.PHONY: help deps test unit scenarios-short load smoke scenario images bench bench-deps lint clean-results report ab bisect bisect-step history history-add history-changes nightly
+.PHONY: help deps test unit scenarios-short load smoke scenario images prebuild bench bench-deps lint clean-results report ab bisect bisect-step history history-add history-changes nightly
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -75,8 +75,17 @@ deps: ## install what a fresh Debian machine lacks: PostgreSQL's server binaries
 	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq postgresql-15 pgbouncer >/dev/null; }
 
-images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL) when Docker answers; cached by content hash
-	$(GO) run ./fixtures/cmd/images ./examples/relay ./examples/desk ./examples/orch
+images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL, the generator) when Docker answers; cached by content hash
+	$(GO) run ./fixtures/cmd/images ./examples/relay ./examples/desk ./examples/orch ./cmd/headroom
+
+# What the tests compile besides their own binaries, built ahead: nothing
+# here measures, so CI runs it beside make lint (both only compile) and
+# the tests then find it cached: the images, the Centrifugo example's
+# service (built in its own module, as its scenario does) and the core's
+# packages for the race detector.
+prebuild: images ## build ahead what the tests compile: the images, the example modules' services, the core for the race detector
+	cd examples/centrifugo && $(GO) run github.com/headroom-dev/headroom/fixtures/cmd/images -prune 0 github.com/centrifugal/centrifugo/v6
+	$(GO) build -race $(RACE_PKGS)
 
 bench: bench-deps ## benchmarks: the whole generator path's CPU/request beside wrk's, saturation, held streams, recorder, seeding, upstream and relay costs
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/
