@@ -2,6 +2,15 @@
 
 GO      ?= go
 PKGS    ?= ./...
+# Every build but the race detector's is static and -trimpath, as the
+# images' and the local backend's binaries are (fixtures build them so):
+# then one compile of each dependency serves the images, vet, staticcheck,
+# the tests and the modules the tests build, instead of two (about three
+# minutes of a cold CI run here). The race detector needs cgo: its
+# commands say CGO_ENABLED=1.
+export CGO_ENABLED = 0
+export GOFLAGS := -trimpath $(GOFLAGS)
+RACE    = CGO_ENABLED=1 $(GO)
 # Knobs of the load scenarios (see README): USERS, RAMP, HOLD, GAP, ...
 # RUN is the scenario `make scenario` runs at full size.
 RUN     ?= TestLoad_Smoke
@@ -30,7 +39,7 @@ ABFLAGS ?= -short
 # regression sought (20% finds a ×1.4 one); noise below it is no change.
 MATTERS ?= 20%
 
-.PHONY: help deps test unit scenarios-short load smoke scenario images prebuild bench bench-deps lint clean-results report ab bisect bisect-step history history-add history-changes nightly
+.PHONY: help deps test unit scenarios-short load smoke scenario images prebuild bench bench-deps lint lint-cross clean-results report ab bisect bisect-step history history-add history-changes nightly
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -45,15 +54,17 @@ NORACE     = /loadtest/ab$$|/loadtest/shard/k8s$$
 RACE_PKGS  = $$($(GO) list ./loadtest/... | grep -Ev '$(NORACE)')
 OTHER_PKGS = $$($(GO) list ./loadtest/... | grep -E '$(NORACE)') $$($(GO) list $(PKGS) | grep -v '/loadtest')
 
+# The tests run one package at a time (they measure, and share Docker),
+# but are built two at a time: go test -p 2 builds and links the next
+# package's binary while -exec holds its run until the one before has
+# ended (flock; without it, -p 1 builds one at a time too).
+TESTLOCK ?= $(or $(TMPDIR),/tmp)/headroom-test.lock
+ONEATATIME = $(if $(shell command -v flock 2>/dev/null),-p 2 -exec 'flock $(TESTLOCK)',-p 1)
+
 unit: ## unit, fixture and integration tests (no load scenarios), the core under -race
-	@# The tests run one package at a time (-p 1: they measure, and share
-	@# Docker), which would also build one package at a time: the test
-	@# binaries are built first on every core (half the cold build time).
 	@# -vet=off: make lint vets every package, with every analyzer.
-	$(GO) test -vet=off -race -c -o /dev/null $(RACE_PKGS)
-	$(GO) test -vet=off -c -o /dev/null $(OTHER_PKGS)
-	$(GO) test -vet=off -p 1 -count=1 -race -timeout 20m $(RACE_PKGS)
-	$(GO) test -vet=off -p 1 -count=1 -timeout 30m $(OTHER_PKGS)
+	$(RACE) test -vet=off $(ONEATATIME) -count=1 -race -timeout 20m $(RACE_PKGS)
+	$(GO) test -vet=off $(ONEATATIME) -count=1 -timeout 30m $(OTHER_PKGS)
 
 scenarios-short: images ## every load scenario in -short mode (under a minute of load each), the example modules' too; LOADTEST_MATRIX=full for every backend × database
 	$(GO) test -vet=off -tags load -short -count=1 -timeout 30m -v ./loadtest/scenarios/
@@ -85,7 +96,7 @@ images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL,
 # packages for the race detector.
 prebuild: images ## build ahead what the tests compile: the images, the example modules' services, the core for the race detector
 	cd examples/centrifugo && $(GO) run github.com/headroom-dev/headroom/fixtures/cmd/images -prune 0 github.com/centrifugal/centrifugo/v6
-	$(GO) build -race $(RACE_PKGS)
+	$(RACE) build -race $(RACE_PKGS)
 
 bench: bench-deps ## benchmarks: the whole generator path's CPU/request beside wrk's, saturation, held streams, recorder, seeding, upstream and relay costs
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/
@@ -107,15 +118,20 @@ bench-deps: ## what BenchmarkWholePath compares against: Debian's wrk and nginx-
 CROSS_PKGS = $$($(GO) list -f '{{.ImportPath}} {{join .IgnoredGoFiles " "}} {{join .Imports " "}}' ./loadtest/... | \
                awk '/_(windows|other|darwin|unix|linux)(_test)?\.go| syscall( |$$)| golang.org\/x\/sys/ {print $$1}')
 
-lint: ## gofmt, go vet (with the load tag: every file; the core's OS-specific packages for darwin and windows too), staticcheck, actionlint
+lint: ## gofmt, go vet (with the load tag: every file), staticcheck, actionlint
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	@# The load tag only adds files (no file says !load): one pass sees all.
 	$(GO) vet -tags load $(PKGS)
-	GOOS=darwin $(GO) vet $(CROSS_PKGS)
-	GOOS=windows $(GO) vet $(CROSS_PKGS)
 	$(STATICCHECK) -tags load $(PKGS)
 	cd examples/centrifugo && $(GO) vet -tags load ./... && $(STATICCHECK) -tags load ./...
 	$(ACTIONLINT)
+
+# Its own target: compiling the dependencies for two more systems takes
+# a minute and a half of both cores here, so .ci/run leaves it to GitHub's
+# ci workflow, which runs it on every push and pull request beside .ci/run.
+lint-cross: ## go vet of the core's OS-specific packages for darwin and windows
+	GOOS=darwin $(GO) vet $(CROSS_PKGS)
+	GOOS=windows $(GO) vet $(CROSS_PKGS)
 
 report: ## the HTML report of every result under testdata/results, and testdata/results/index.html over them
 	$(GO) run ./cmd/headroom report testdata/results

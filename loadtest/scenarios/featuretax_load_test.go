@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
@@ -33,7 +34,7 @@ type posture struct {
 	planted bool   // a planted tax the A/B must call different
 }
 
-var postures = []posture{
+var allPostures = []posture{
 	{"metrics_on", "metrics", map[string]string{"RELAY_METRICS": "1"}, "", false},
 	{"standard_scrape", "metrics", map[string]string{"RELAY_METRICS": "1"}, "normal", false},
 	{"scrape_hammer", "metrics", map[string]string{"RELAY_METRICS": "1"}, "hammer", false},
@@ -57,9 +58,14 @@ var postures = []posture{
 // (RELAY_FAULT=call-cpu:1ms): the study fails unless the A/B calls it
 // different, so a posture that is clearly slower is seen.
 //
+// A lean -short run (the default of make test: see fixtures.MatrixEnv)
+// measures two postures, scrape_hammer and the planted control; the
+// nightly's -short job (LOADTEST_MATRIX=full) and full size measure all.
+//
 // Knobs: RATE, RAMP, HOLD, TRIALS, SCRAPE_EVERY.
 func TestLoad_FeatureTax(t *testing.T) {
 	k := loadtest.NewKnobs(t)
+	postures := taxPostures(t)
 	r := taxRun{k: k, rate: k.Float("RATE", "400", "200", 1), ramp: k.Duration("RAMP", "2s", "250ms"), hold: k.Duration("HOLD", "15s", "1s"),
 		scrapeEvery: k.Duration("SCRAPE_EVERY", "5s", "250ms"), timeout: 5 * time.Second}
 	trials, fast := k.Int("TRIALS", "6", "5", 2), 1*time.Millisecond
@@ -106,6 +112,23 @@ func TestLoad_FeatureTax(t *testing.T) {
 	}
 	// The reading decides the verdict over every posture.
 	page.write(t, featureTaxReading(verdicts))
+}
+
+// taxPostures returns the postures a run measures: every one, but in a
+// lean -short run the scrape hammer (the busiest posture) and the planted
+// control, which proves that the trials can tell a tax.
+func taxPostures(t *testing.T) []posture {
+	if !testing.Short() || fixtures.FullMatrix(t) {
+		return allPostures
+	}
+	var out []posture
+	for _, p := range allPostures {
+		if p.name == "scrape_hammer" || p.planted {
+			out = append(out, p)
+		}
+	}
+	t.Logf("lean -short run: postures %s and %s only (LOADTEST_MATRIX=full for all %d)", out[0].name, out[1].name, len(allPostures))
+	return out
 }
 
 // taxRun is what every trial of TestLoad_FeatureTax shares: its knobs
@@ -254,7 +277,7 @@ func (v taxVerdict) row(p posture) study.Row {
 // posture without two valid trials per arm.
 func featureTaxReading(vs map[string]taxVerdict) []string {
 	var out []string
-	for _, p := range postures {
+	for _, p := range allPostures {
 		v, ok := vs[p.name]
 		if !ok {
 			continue
