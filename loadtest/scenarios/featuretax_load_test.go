@@ -17,7 +17,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/headroom-dev/headroom/fixtures"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/ab"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
@@ -118,7 +117,7 @@ func TestLoad_FeatureTax(t *testing.T) {
 // lean -short run the scrape hammer (the busiest posture) and the planted
 // control, which proves that the trials can tell a tax.
 func taxPostures(t *testing.T) []posture {
-	if !testing.Short() || fixtures.FullMatrix(t) {
+	if !lean(t) {
 		return allPostures
 	}
 	var out []posture

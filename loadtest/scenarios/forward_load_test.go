@@ -22,6 +22,7 @@ type forwardCell struct {
 	mode     string // RELAY_UPSTREAM_MODE
 	workers  int    // RELAY_WORKERS as a multiple of the WORKERS knob (sync)
 	kind     string // the request: tools/call, or tools/list for the cache hit
+	lean     bool   // measured in a lean -short run (see lean) too
 }
 
 const (
@@ -32,12 +33,12 @@ const (
 )
 
 var forwardCells = []forwardCell{
-	{"upstream=fast/mode=sync", "", tableFast, false, "sync", 1, mcp.KindCallTool},
-	{"upstream=fast/mode=async", "upstream=fast/mode=sync", tableFast, false, "async", 1, mcp.KindCallTool},
-	{"upstream=slow/mode=sync", "", tableSlow, true, "sync", 1, mcp.KindCallTool},
-	{"upstream=slow/mode=async", "upstream=slow/mode=sync", tableSlow, true, "async", 1, mcp.KindCallTool},
-	{"upstream=slow/mode=sync/cache=hit", "upstream=slow/mode=sync", tableCache, true, "sync", 1, mcp.KindListTools},
-	{"upstream=slow/mode=sync/workers=x4", "upstream=slow/mode=sync", tableTopology, true, "sync", 4, mcp.KindCallTool},
+	{"upstream=fast/mode=sync", "", tableFast, false, "sync", 1, mcp.KindCallTool, false},
+	{"upstream=fast/mode=async", "upstream=fast/mode=sync", tableFast, false, "async", 1, mcp.KindCallTool, false},
+	{"upstream=slow/mode=sync", "", tableSlow, true, "sync", 1, mcp.KindCallTool, true},
+	{"upstream=slow/mode=async", "upstream=slow/mode=sync", tableSlow, true, "async", 1, mcp.KindCallTool, true},
+	{"upstream=slow/mode=sync/cache=hit", "upstream=slow/mode=sync", tableCache, true, "sync", 1, mcp.KindListTools, true},
+	{"upstream=slow/mode=sync/workers=x4", "upstream=slow/mode=sync", tableTopology, true, "sync", 4, mcp.KindCallTool, false},
 }
 
 // TestLoad_Forward reproduces the seed's forward-path study (seed 003):
@@ -59,6 +60,10 @@ var forwardCells = []forwardCell{
 // the intended send time: a call the client gave up on (TIMEOUT) counts at
 // its timeout.
 //
+// A lean -short run (make test's; see fixtures.MatrixEnv) measures the
+// slow upstream's sync/async pair and the cache hit; LOADTEST_MATRIX=full
+// and full size measure every cell.
+//
 // Knobs: RATE, RAMP, HOLD, WORKERS, FAST, SLOW, TIMEOUT. The study page is
 // testdata/results/TestLoad_Forward/study[.short].md.
 func TestLoad_Forward(t *testing.T) {
@@ -77,7 +82,13 @@ func TestLoad_Forward(t *testing.T) {
 		"")
 	// The cells: each measured alone, its figures kept and shown in its table.
 	figs := map[string]cellFigures{}
+	if lean(t) {
+		t.Logf("lean -short run: the slow upstream's sync/async pair and the cache hit only (LOADTEST_MATRIX=full for all %d cells)", len(forwardCells))
+	}
 	for _, c := range forwardCells {
+		if lean(t) && !c.lean {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			res, f := c.run(t, k, kn)
 			page.mu.Lock()

@@ -129,7 +129,7 @@ func helpdesk(t *testing.T, setup string) {
 	t.Run("client=live", func(t *testing.T) { run(t, deskload.Live, agents) })
 	// The poll client is the client's, not the setup's: a lean -short run
 	// (see fixtures.MatrixEnv) runs it on the scale setup only.
-	if lean := testing.Short() && !fixtures.FullMatrix(t) && setup != "scale"; poll == "top" && lean {
+	if poll == "top" && lean(t) && setup != "scale" {
 		t.Logf("lean -short run: client=poll on setup=scale only (LOADTEST_MATRIX=full for both)")
 	} else if poll == "top" {
 		t.Run("client=poll", func(t *testing.T) { run(t, deskload.Poll, agents[len(agents)-1:]) })

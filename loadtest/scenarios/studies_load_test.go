@@ -41,6 +41,11 @@ func stubUpstream(delay time.Duration) mockupstream.Behavior {
 		Sizes: []mockupstream.Size{{Weight: 1, Bytes: 256}}}
 }
 
+// lean reports whether a study runs the lean part of its cells: a -short
+// run without LOADTEST_MATRIX=full (make test's; see fixtures.MatrixEnv).
+// The nightly's -short job and every full-size run measure all of them.
+func lean(t *testing.T) bool { return testing.Short() && !fixtures.FullMatrix(t) }
+
 // cellStack is one cell's running relay and the generator's client.
 type cellStack struct {
 	stack *fixtures.Stack
