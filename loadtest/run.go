@@ -357,6 +357,9 @@ type runner struct {
 
 	samples *sampleLog
 	prof    *profiler // nil without Scenario.Profiles
+	// stmtErrStep is the step (from 1) whose statements' reading failed
+	// last, so that its error is logged once.
+	stmtErrStep int
 
 	mu       sync.Mutex // guards timeline
 	timeline *timelineLog
@@ -459,6 +462,7 @@ func (r *runner) hold(ctx, bg context.Context, i int, step Step, endAt time.Time
 	// rates sampled within [start, end] cover the hold only; it is stamped
 	// before the hold and taken in the background, as samplers may be slow
 	// (container stats).
+	q0 := r.statements(ctx, i)
 	pre := time.Now()
 	go r.samples.sampleAt(bg, pre)
 	start = time.Now()
@@ -475,6 +479,10 @@ func (r *runner) hold(ctx, bg context.Context, i int, step Step, endAt time.Time
 	completed = sleepUntil(ctx, endAt)
 	end, cpu1 := time.Now(), processCPU()
 	r.rec.close(w)
+	var q1 []result.Statement
+	if q0 != nil {
+		q1 = r.statements(ctx, i)
+	}
 	r.samples.sampleAt(bg, end)
 
 	r.setPhase(i, "drain", step.Level)
@@ -484,7 +492,48 @@ func (r *runner) hold(ctx, bg context.Context, i int, step Step, endAt time.Time
 		sr.Verdict = result.Incomplete
 	}
 	profiles.keep(sr)
+	if q0 != nil && q1 != nil {
+		var ok int64
+		for _, k := range sr.Kinds {
+			if !k.Observed {
+				ok += k.Outcomes[result.OK]
+			}
+		}
+		sr.Queries = result.HoldQueries(q0, q1, ok)
+	}
 	return sr, start, completed
+}
+
+// statements reads the run's StatementSource; nil when it has none, in a
+// sharded run, or when the reading failed or took over a second (logged
+// once per step).
+func (r *runner) statements(ctx context.Context, step int) []result.Statement {
+	if r.s.Shard.Count > 1 {
+		return nil
+	}
+	for _, s := range r.s.Samplers {
+		src, ok := s.(StatementSource)
+		if !ok {
+			continue
+		}
+		// Read between the ramp and the hold: a database that does not
+		// answer within a second leaves the step uncounted, not late.
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		sts, err := src.Statements(rctx)
+		cancel()
+		if err != nil {
+			if r.stmtErrStep != step+1 {
+				r.stmtErrStep = step + 1
+				r.s.Logf("step %d: statements not counted: %v", step+1, err)
+			}
+			return nil
+		}
+		if sts == nil {
+			sts = []result.Statement{}
+		}
+		return sts
+	}
+	return nil
 }
 
 // usersAt returns how many modeled users this generator runs at level: 0

@@ -47,6 +47,18 @@ type Sampler interface {
 	Sample(ctx context.Context, now time.Time) ([]Measurement, error)
 }
 
+// StatementSource is a sampler that also counts the statements a database
+// runs: fixtures' PostgreSQL sampler reads pg_stat_statements. A run reads
+// the first of its samplers that is one at the start and at the end of
+// every hold, and the step keeps the difference (StepResult.Queries: every
+// statement together, per successful request, and the busiest). A sharded
+// run leaves it out: each shard would count the whole database's.
+type StatementSource interface {
+	// Statements returns every normalized statement the database has run,
+	// with its counts so far.
+	Statements(ctx context.Context) ([]result.Statement, error)
+}
+
 // sampleLog collects the measurements of a run's samplers over time.
 type sampleLog struct {
 	samplers []Sampler

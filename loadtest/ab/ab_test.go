@@ -31,6 +31,7 @@ type trial struct {
 	latNoise        float64 // relative sd of the trials' latency, shared by every kind
 	stray           float64 // the chance that a trial is a stray: latency ×1.6, relay CPU ×1.25
 	kinds           []kind
+	queries         float64 // statements the database runs per successful request (0: not counted)
 }
 
 // kind is one request kind of a synthetic trial.
@@ -113,13 +114,20 @@ func (tr trial) result(r *rand.Rand) *loadtest.Result {
 	}
 	cores := func(perOK float64) float64 { return perOK * jitter(tr.noise) * 1e-6 * float64(ok) / secs }
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var queries *result.Queries
+	if tr.queries > 0 {
+		// Statements per request barely vary: 1%, from work in the
+		// background; each takes about 0.1 ms.
+		calls := int64(math.Round(tr.queries * float64(ok) * jitter(0.01)))
+		queries = &result.Queries{Calls: calls, OK: ok, PerOK: float64(calls) / float64(ok), TotalMS: 0.1 * float64(calls) * jitter(tr.noise)}
+	}
 	return &loadtest.Result{
 		Scenario: "TestLoad_X", Verdict: result.Pass,
 		Environment: result.Environment{System: result.System{Components: []result.Component{
 			{Name: "relay", Role: result.RoleTarget}, {Name: "postgres", Role: result.RoleDatabase}, {Name: "caddy", Role: result.RoleProxy}}}},
 		Steps: []*loadtest.StepResult{{
 			Step: loadtest.Step{Level: 100, Hold: 10 * time.Second}, Start: start, End: start.Add(10 * time.Second), Verdict: result.Pass,
-			Kinds: results,
+			Kinds: results, Queries: queries,
 			Resources: []result.SeriesSummary{
 				{Component: "relay", Metric: "cpu", Unit: "cores", Mean: cores(tr.relayCPU * (1 + (stray-1)*0.4))},
 				{Component: "postgres", Metric: "cpu", Unit: "cores", Mean: cores(tr.pgCPU)},
@@ -187,6 +195,38 @@ func TestPlantedRegressionIsCaught(t *testing.T) {
 	assert.Contains(t, md, "**worse**")
 	_, err := json.Marshal(rep)
 	require.NoError(t, err, "NaN figures are written as null")
+}
+
+// An N+1 planted in the busiest kind — twenty statements a request where
+// there were two — is caught by the statements per request, even where CPU
+// and latency move too little to tell: the database ran each in 0.1 ms.
+func TestPlantedNPlusOneIsCaught(t *testing.T) {
+	base := trial{relayCPU: 130, pgCPU: 40, latency: 5, noise: 0.05, queries: 2}
+	n1 := base
+	n1.queries = 20
+	rep := runAB(t, base, n1, 5, 1)
+	assert.Equal(t, ab.Regressed, rep.Verdict, rep.Reason)
+	assert.Contains(t, rep.Reason, "queries/ok")
+	md := rep.Markdown()
+	assert.Contains(t, md, "| **decides** | queries/ok | ")
+	assert.Contains(t, md, "| **decides** | db time/ok | ")
+
+	// Unchanged counts are not a change; a result that counted none has
+	// no such figures.
+	rep = runAB(t, base, base, 5, 2)
+	assert.NotEqual(t, ab.Regressed, rep.Verdict, rep.Reason)
+	var names []string
+	for _, m := range ab.Measures(base.result(rand.New(rand.NewPCG(1, 2)))) {
+		names = append(names, m.Name)
+	}
+	assert.Contains(t, names, "queries/ok")
+	assert.Contains(t, names, "db time/ok")
+	names = nil
+	base.queries = 0
+	for _, m := range ab.Measures(base.result(rand.New(rand.NewPCG(1, 2)))) {
+		names = append(names, m.Name)
+	}
+	assert.NotContains(t, names, "queries/ok")
 }
 
 // measure runs n comparisons of a against b, seeds 1…n, and returns how

@@ -53,7 +53,11 @@ type Figure struct {
 //     stream events) included;
 //   - cpu/ok <component>: the component's CPU time per successful request,
 //     in µs, from its sampled cores × hold seconds (replicas summed);
-//   - memory <component>: the most memory it held, in MiB.
+//   - memory <component>: the most memory it held, in MiB;
+//   - queries/ok and db time/ok: the statements the database ran per
+//     successful request, and their execution time in ms, when the run
+//     counted them (a loadtest.StatementSource: fixtures' PostgreSQL) —
+//     an N+1 planted in a request reads here as ×N.
 //
 // A percentile is judged only when every trial holds at least minTail
 // samples above it — 10 samples for p50, 100 for p95, 500 for p99 — and
@@ -188,12 +192,33 @@ func figuresOf(res *loadtest.Result) (fv figureValues, ok bool) {
 				c.cpuSeconds/float64(okN)*1e6)
 		}
 	}
+	if calls, ms, ok := statementsOf(steps); ok > 0 {
+		fv.add(Figure{Name: "queries/ok", Unit: "count", Direction: LowerIsBetter, Primary: true, Rule: Rule{Relative: 0.10, Absolute: 0.5}},
+			float64(calls)/float64(ok))
+		fv.add(Figure{Name: "db time/ok", Unit: "ms", Direction: LowerIsBetter, Primary: true, Rule: Rule{Relative: 0.10, Absolute: 0.05}},
+			ms/float64(ok))
+	}
 	for _, c := range componentMemory(steps) {
 		_, role := componentOf(res, c.name)
 		fv.add(Figure{Name: "memory " + c.name, Unit: "MiB", Direction: LowerIsBetter, Rule: Rule{Relative: 0.10, Absolute: 1},
 			Harness: role != result.RoleTarget && role != result.RoleDatabase}, c.max/(1<<20))
 	}
 	return fv, true
+}
+
+// statementsOf sums the statements the database ran (StepResult.Queries)
+// and their execution time over the steps that counted them, with those
+// steps' successful requests; ok is 0 when no step counted.
+func statementsOf(steps []*loadtest.StepResult) (calls int64, ms float64, ok int64) {
+	for _, s := range steps {
+		if s.Queries == nil || s.Queries.OK <= 0 {
+			continue
+		}
+		calls += s.Queries.Calls
+		ms += s.Queries.TotalMS
+		ok += s.Queries.OK
+	}
+	return calls, ms, ok
 }
 
 // tallyKinds sums each kind's outcomes and merges its histograms over the

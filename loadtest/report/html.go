@@ -101,6 +101,19 @@ type kindRow struct {
 	Errors                              []string
 }
 
+// queryRow is one step's statements (StepResult.Queries).
+type queryRow struct {
+	Step                          int
+	Level                         string
+	PerS, PerOK, DBTime, Distinct string
+}
+
+// statementRow is one of the busiest statements of a step.
+type statementRow struct {
+	Query                           string
+	PerS, PerOK, Mean, DBTime, Rows string
+}
+
 type selfRow struct {
 	Step                                       int
 	Level                                      string
@@ -137,6 +150,9 @@ type view struct {
 	Figures     []figureView
 	Notes       []string
 	Kinds       []kindRow
+	Queries     []queryRow
+	TopStep     int
+	Statements  []statementRow
 	StepHeads   []string
 	Checks      []checkRow
 	Self        []selfRow
@@ -243,6 +259,20 @@ func build(res *loadtest.Result, jsonPath string) *view {
 				P50: format.Latency(k.Latency.P50), P90: format.Latency(k.Latency.P90), P95: format.Latency(k.Latency.P95), P99: format.Latency(k.Latency.P99),
 				P999: format.Latency(k.Latency.P999), Max: format.Latency(k.Latency.Max), Mean: format.Latency(k.Latency.Mean),
 				Outcomes: formatOutcomes(k), Errors: k.Errors})
+		}
+		if q, secs := s.Queries, s.Seconds(); q != nil && secs > 0 {
+			v.Queries = append(v.Queries, queryRow{Step: s.Index + 1, Level: format.Level(s.Step.Level),
+				PerS: fmt.Sprintf("%.1f", float64(q.Calls)/secs), PerOK: fmt.Sprintf("%.2f", q.PerOK),
+				DBTime: fmt.Sprintf("%.0f ms", q.TotalMS/secs), Distinct: fmt.Sprint(q.Statements)})
+			v.TopStep, v.Statements = s.Index+1, nil
+			for _, st := range q.Top {
+				per := "–"
+				if q.OK > 0 {
+					per = fmt.Sprintf("%.2f", float64(st.Calls)/float64(q.OK))
+				}
+				v.Statements = append(v.Statements, statementRow{Query: st.Query, PerS: fmt.Sprintf("%.1f", float64(st.Calls)/secs), PerOK: per,
+					Mean: fmt.Sprintf("%.2f ms", st.MeanMS()), DBTime: fmt.Sprintf("%.0f ms", st.TotalMS/secs), Rows: fmt.Sprintf("%.1f", float64(st.Rows)/float64(st.Calls))})
+			}
 		}
 		sc := s.Self
 		sr := selfRow{Step: s.Index + 1, Level: format.Level(s.Step.Level), Lag: format.Latency(sc.ScheduleLagP99),

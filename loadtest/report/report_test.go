@@ -501,3 +501,31 @@ func TestObservedDelaysApart(t *testing.T) {
 	assert.Contains(t, byName["timeline-observed"], "p95 fanout")
 	assert.NotContains(t, byName["timeline-observed"], "tools/call")
 }
+
+// A run that counted its statements shows them per step, with the busiest
+// of the last step that counted them; one that did not has no section.
+func TestHTMLQueries(t *testing.T) {
+	res := fixture(t)
+	page, err := HTML(res, filepath.Join(t.TempDir(), "r.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(page), `id="queries"`)
+
+	for i, s := range res.Steps {
+		secs := s.Seconds()
+		require.Positive(t, secs)
+		ok := int64(100 * float64(i+1) * secs)
+		s.Queries = result.HoldQueries(nil, []result.Statement{
+			{ID: 1, Query: "SELECT tool, count(*) FROM usage WHERE workspace_id = $1 AND tool = $3", Calls: 20 * ok, Rows: 20 * ok, TotalMS: 0.05 * float64(20*ok)},
+			{ID: 2, Query: "SELECT DISTINCT tool FROM usage WHERE workspace_id = $1 AND started_at >= $2", Calls: ok, Rows: 20 * ok, TotalMS: 0.5 * float64(ok)},
+		}, ok)
+	}
+	page, err = HTML(res, filepath.Join(t.TempDir(), "r.json"))
+	require.NoError(t, err)
+	s := string(page)
+	assert.Contains(t, s, `<a href="#queries">Queries</a>`)
+	assert.Contains(t, s, `<td class="num">21.00</td>`, "21 statements per successful request")
+	assert.Contains(t, s, fmt.Sprintf("The busiest statements of step %d", len(res.Steps)))
+	assert.Contains(t, s, "<code>SELECT tool, count(*) FROM usage WHERE workspace_id = $1 AND tool = $3</code>")
+	assert.Less(t, strings.Index(s, "SELECT tool, count(*)"), strings.Index(s, "SELECT DISTINCT tool"), "by database time")
+	assert.Empty(t, externalRefs(s))
+}

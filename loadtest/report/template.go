@@ -49,7 +49,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 </head>
 <body data-plots="0" data-figures="{{len .Figures}}" data-verdict="{{.Verdict}}">
 <main>
-<nav><a href="#capacity">Capacity</a><a href="#plots">Plots</a><a href="#kinds">Per kind</a><a href="#checks">Checks</a><a href="#self">Self-check</a>{{if .Findings}}<a href="#findings">Findings</a>{{end}}{{if .Baseline}}<a href="#baseline">Baseline</a>{{end}}<a href="#environment">Environment</a>{{if .Logs}}<a href="#logs">Logs</a>{{end}}</nav>
+<nav><a href="#capacity">Capacity</a><a href="#plots">Plots</a><a href="#kinds">Per kind</a>{{if .Queries}}<a href="#queries">Queries</a>{{end}}<a href="#checks">Checks</a><a href="#self">Self-check</a>{{if .Findings}}<a href="#findings">Findings</a>{{end}}{{if .Baseline}}<a href="#baseline">Baseline</a>{{end}}<a href="#environment">Environment</a>{{if .Logs}}<a href="#logs">Logs</a>{{end}}</nav>
 <h1>{{.Title}}</h1>
 <p class="headline"><span class="verdict {{.VClass}}" id="verdict">{{.Verdict}}</span> {{.Headline}}.</p>
 {{with .Conclusion}}<p>{{.}}</p>{{end}}
@@ -84,6 +84,23 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 {{end}}</tbody>
 </table>
 {{else}}<p class="note">No request measured yet.</p>{{end}}
+{{if .Queries}}
+<h2 id="queries">Queries</h2>
+<p>What the database ran during each hold (pg_stat_statements), every request kind together; database time is the server's execution time, without round trips.</p>
+<table>
+<thead><tr><th>Step</th><th>Level</th><th>Statements/s</th><th>Per OK request</th><th>Database time/s</th><th>Distinct</th></tr></thead>
+<tbody>
+{{range .Queries}}<tr><td class="num">{{.Step}}</td><td class="num">{{.Level}}</td><td class="num">{{.PerS}}</td><td class="num">{{.PerOK}}</td><td class="num">{{.DBTime}}</td><td class="num">{{.Distinct}}</td></tr>
+{{end}}</tbody>
+</table>
+{{if .Statements}}<p>The busiest statements of step {{.TopStep}}, by database time:</p>
+<table>
+<thead><tr><th>Statement</th><th>Calls/s</th><th>Per OK request</th><th>Mean</th><th>Database time/s</th><th>Rows/call</th></tr></thead>
+<tbody>
+{{range .Statements}}<tr><td><code>{{.Query}}</code></td><td class="num">{{.PerS}}</td><td class="num">{{.PerOK}}</td><td class="num">{{.Mean}}</td><td class="num">{{.DBTime}}</td><td class="num">{{.Rows}}</td></tr>
+{{end}}</tbody>
+</table>{{end}}
+{{end}}
 
 <h2 id="checks">Checks</h2>
 {{if .Checks}}

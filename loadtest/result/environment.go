@@ -56,6 +56,10 @@ type Component struct {
 	Replicas int `json:"replicas,omitempty"`
 	// Build is what a Go program says of its own build, when it is one.
 	Build *Build `json:"build,omitempty"`
+	// Settings are its settings that shape capacity, by name: a
+	// database's memory and connection settings (shared_buffers,
+	// max_connections, work_mem, …), a pooler's pool sizes.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Build is what a Go binary records of its build (debug/buildinfo): the

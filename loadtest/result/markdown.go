@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -49,6 +50,11 @@ func (res *Result) Markdown() string {
 	p(".\n\n")
 	if ran := ranLine(e.System.Components); ran != "" {
 		p("Ran %s.\n\n", ran)
+	}
+	for _, c := range e.System.Components {
+		if len(c.Settings) > 0 {
+			p("%s settings: %s.\n\n", c.Name, settingsLine(c.Settings))
+		}
 	}
 	p("%s", shardLines(res))
 
@@ -106,6 +112,7 @@ func (res *Result) Markdown() string {
 				format.Latency(k.Latency.P50), format.Latency(k.Latency.P95), format.Latency(k.Latency.P99), format.Latency(k.Latency.P999), format.Latency(k.Latency.Max), formatOutcomes(k))
 		}
 	}
+	queriesSection(p, res.Steps)
 	if res.Plan.Type == "knee" {
 		res.kneeSection(p, unit, primary, comps)
 	}
@@ -381,8 +388,75 @@ func ranLine(comps []Component) string {
 	return strings.Join(out, " · ")
 }
 
+// settingsLine is a component's settings in name order: "fsync off ·
+// max_connections 200 · shared_buffers 128MB".
+func settingsLine(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		v := m[k]
+		if v == "" {
+			v = `""`
+		}
+		out[i] = k + " " + v
+	}
+	return strings.Join(out, " · ")
+}
+
 // firstLine is text up to its first line break.
 func firstLine(text string) string {
 	first, _, _ := strings.Cut(text, "\n")
 	return first
+}
+
+// queriesSection is what the database ran in each hold (StepResult.Queries)
+// and the busiest statements of the highest step that counted them: the
+// counting of queries per request that finds an N+1 or a missing index.
+func queriesSection(p func(string, ...any), steps []*StepResult) {
+	var last *StepResult
+	for _, s := range steps {
+		if s.Queries != nil {
+			last = s
+		}
+	}
+	if last == nil {
+		return
+	}
+	p("\n## Queries\n\n| Step | Statements/s | Per OK request | Database time/s | Distinct |\n|---:|---:|---:|---:|---:|\n")
+	for _, s := range steps {
+		q, secs := s.Queries, s.Seconds()
+		if q == nil || secs <= 0 {
+			continue
+		}
+		p("| %d | %.1f | %.2f | %.0f ms | %d |\n", s.Index+1, float64(q.Calls)/secs, q.PerOK, q.TotalMS/secs, q.Statements)
+	}
+	q, secs := last.Queries, last.Seconds()
+	if len(q.Top) == 0 || secs <= 0 {
+		return
+	}
+	p("\nThe busiest statements of step %d by database time (the server's execution time, without round trips); per OK request counts every request kind:\n\n", last.Index+1)
+	p("| Statement | Calls/s | Per OK request | Mean | Database time/s | Rows/call |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, st := range q.Top {
+		per := "–"
+		if q.OK > 0 {
+			per = fmt.Sprintf("%.2f", float64(st.Calls)/float64(q.OK))
+		}
+		p("| `%s` | %.1f | %s | %.2f ms | %.0f ms | %.1f |\n", statementCell(st.Query), float64(st.Calls)/secs, per, st.MeanMS(),
+			st.TotalMS/secs, float64(st.Rows)/float64(st.Calls))
+	}
+}
+
+// statementCell is a statement's text for a table cell: one line, at most
+// 120 characters, without backquotes or pipes.
+func statementCell(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	q = strings.NewReplacer("`", "'", "|", "¦").Replace(q)
+	if r := []rune(q); len(r) > 120 {
+		q = string(r[:119]) + "…"
+	}
+	return q
 }

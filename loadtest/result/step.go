@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -86,6 +87,10 @@ type StepResult struct {
 	// during the hold (LOAD_PROFILE, or automatically for the first step
 	// that failed).
 	Profiles []Profile `json:"profiles,omitempty"`
+	// Queries counts the statements the database ran during the hold, as
+	// a loadtest.StatementSource (fixtures' PostgreSQL) counts them; nil
+	// without one.
+	Queries *Queries `json:"queries,omitempty"`
 
 	all *KindResult // AllRequests, merged on first use
 }
@@ -114,6 +119,103 @@ func NewHistogram() *hdrhistogram.Histogram {
 // it, checks may name it (LatencyBelow(AllRequests, 95, 300*time.Millisecond)),
 // and Scenario.Headline may make it the report's latency columns.
 const AllRequests = "all requests"
+
+// Statement is one normalized statement a database ran, as PostgreSQL's
+// pg_stat_statements counts it (constants replaced by $1, $2, …): its
+// counts since the database started, or a hold's (their difference).
+type Statement struct {
+	// ID is the database's identifier of the normalized statement.
+	ID int64 `json:"id"`
+	// Query is the statement's normalized text.
+	Query string `json:"query"`
+	// Calls counts its executions; Rows the rows they returned or changed.
+	Calls int64 `json:"calls"`
+	Rows  int64 `json:"rows"`
+	// TotalMS is the time spent executing it, every call together, in
+	// milliseconds (the server's time, not the client's round trips).
+	TotalMS float64 `json:"total_ms"`
+}
+
+// MeanMS is the mean execution time of one call, in milliseconds.
+func (s Statement) MeanMS() float64 {
+	if s.Calls <= 0 {
+		return 0
+	}
+	return s.TotalMS / float64(s.Calls)
+}
+
+// TopStatements is how many statements a hold keeps, the busiest by
+// total time.
+const TopStatements = 10
+
+// Queries is what the database ran during a hold: every statement taken
+// together, per successful request, and the busiest statements.
+type Queries struct {
+	// Calls counts every statement executed; Statements how many distinct
+	// normalized statements they were.
+	Calls      int64 `json:"calls"`
+	Statements int   `json:"statements"`
+	// TotalMS is the execution time of them all, in milliseconds.
+	TotalMS float64 `json:"total_ms"`
+	// OK counts the hold's successful requests (every request kind
+	// together; observed kinds are not requests), and PerOK is Calls per
+	// one of them, 0 without any: a request that runs N queries reads as
+	// N when it is the only kind.
+	OK    int64   `json:"ok"`
+	PerOK float64 `json:"per_ok"`
+	// Top is the busiest statements by total time, at most TopStatements.
+	Top []Statement `json:"top,omitempty"`
+}
+
+// HoldQueries is the difference of two readings of a database's
+// statements, at a hold's start and end, with ok successful requests in
+// the hold: statements matched by ID, those not run in between left out.
+// A counter that went back (the database restarted, or its statistics
+// were reset) counts from zero.
+func HoldQueries(before, after []Statement, ok int64) *Queries {
+	prev := make(map[int64]Statement, len(before))
+	for _, s := range before {
+		p := prev[s.ID] // one ID may come in several rows (users): summed
+		p.Calls, p.Rows, p.TotalMS = p.Calls+s.Calls, p.Rows+s.Rows, p.TotalMS+s.TotalMS
+		prev[s.ID] = p
+	}
+	cur := map[int64]*Statement{}
+	var order []int64
+	for _, s := range after {
+		c, ok := cur[s.ID]
+		if !ok {
+			c = &Statement{ID: s.ID, Query: s.Query}
+			cur[s.ID] = c
+			order = append(order, s.ID)
+		}
+		c.Calls, c.Rows, c.TotalMS = c.Calls+s.Calls, c.Rows+s.Rows, c.TotalMS+s.TotalMS
+	}
+	q := &Queries{OK: ok}
+	var all []Statement
+	for _, id := range order {
+		c, p := *cur[id], prev[id]
+		if c.Calls >= p.Calls {
+			c.Calls, c.Rows, c.TotalMS = c.Calls-p.Calls, c.Rows-p.Rows, c.TotalMS-p.TotalMS
+		}
+		if c.Calls <= 0 {
+			continue
+		}
+		c.Rows, c.TotalMS = max(0, c.Rows), max(0, c.TotalMS)
+		q.Calls += c.Calls
+		q.TotalMS += c.TotalMS
+		all = append(all, c)
+	}
+	q.Statements = len(all)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].TotalMS > all[j].TotalMS })
+	if len(all) > TopStatements {
+		all = all[:TopStatements]
+	}
+	q.Top = all
+	if ok > 0 {
+		q.PerOK = float64(q.Calls) / float64(ok)
+	}
+	return q
+}
 
 // Profile is one profile file taken from a component during a step's hold.
 type Profile struct {

@@ -26,7 +26,10 @@
 //     and a worker;
 //   - TestLoad_Helpdesk: the helpdesk's agent ladder (seed 004) on
 //     examples/desk — 250 to 3,000 agents on one desk (Standard) or two
-//     web servers, a worker and PgBouncer (Scale), live client and poll.
+//     web servers, a worker and PgBouncer (Scale), live client and poll;
+//   - TestLoad_QueryCount: counting queries per request (seed 002's
+//     method) — the relay's dashboard with and without its N+1 fault,
+//     side by side in interleaved A/B trials.
 //
 // Each scenario starts the stack with package fixtures, seeds it with its
 // product's seeder (examples/relay/relayseed, examples/desk/deskseed, built
