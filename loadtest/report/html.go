@@ -443,21 +443,7 @@ func describePlan(p result.PlanInfo) string {
 // order of appearance, then the generator.
 func components(res *loadtest.Result) []string { return res.Components() }
 
-func resourceCell(s *loadtest.StepResult, component string) string {
-	cpu, mem := "–", "–"
-	for _, r := range s.Resources {
-		if r.Component != component {
-			continue
-		}
-		switch r.Metric {
-		case "cpu":
-			cpu = fmt.Sprintf("%.2f cores", r.Mean)
-		case "memory":
-			mem = units.BytesSize(r.Max)
-		}
-	}
-	return cpu + " / " + mem
-}
+func resourceCell(s *loadtest.StepResult, component string) string { return s.ResourceCell(component) }
 
 func stepOutcome(s *loadtest.StepResult) string {
 	switch {

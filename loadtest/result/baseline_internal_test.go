@@ -321,7 +321,7 @@ func TestMarkdownReport(t *testing.T) {
 	assert.Contains(t, md, "```sh\ngo test -tags load -run TestX ./loadtest/scenarios\n```")
 	assert.Contains(t, md, "| Users | Requests/s | Median | 95% | 99% | Errors | relay CPU / memory | Result |")
 	assert.Contains(t, md, "| 3,000 | ")
-	assert.Contains(t, md, "| 22% / 272MiB | pass |")
+	assert.Contains(t, md, "| 0.22 cores / 272MiB | pass |", "CPU in cores, never cores ×100 as a percent")
 	assert.Contains(t, md, "| breach — p95 of get < 15s: measured 17s |")
 	assert.Contains(t, md, "step 2 (level 9281): p95 of get < 15s: measured 17s")
 

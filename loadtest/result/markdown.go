@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -265,6 +266,7 @@ func (res *Result) PrimaryKind() string {
 func (res *Result) Components() []string {
 	var out []string
 	gen := false
+	replicas := res.replicated()
 	for _, s := range res.Steps {
 		for _, r := range s.Resources {
 			if r.Component == "generator" {
@@ -274,8 +276,12 @@ func (res *Result) Components() []string {
 			if r.Component == "host" {
 				continue
 			}
-			if !slices.Contains(out, r.Component) {
-				out = append(out, r.Component)
+			name := r.Component
+			if base, ok := replicas[name]; ok {
+				name = base // one column for a service's replicas
+			}
+			if !slices.Contains(out, name) {
+				out = append(out, name)
 			}
 		}
 	}
@@ -285,21 +291,20 @@ func (res *Result) Components() []string {
 	return out
 }
 
-func resourceCell(s *StepResult, component string) string {
-	cpu, mem := "–", "–"
-	for _, r := range s.Resources {
-		if r.Component != component {
-			continue
-		}
-		switch r.Metric {
-		case "cpu":
-			cpu = fmt.Sprintf("%.0f%%", r.Mean*100)
-		case "memory":
-			mem = units.BytesSize(r.Max)
+// replicated maps each replica's series name ("relay-2") to its service's
+// ("relay"), for the services the environment records as replicated.
+func (res *Result) replicated() map[string]string {
+	out := map[string]string{}
+	for _, c := range res.Environment.System.Components {
+		for i := 1; i <= c.Replicas && c.Replicas > 1; i++ {
+			out[c.Name+"-"+strconv.Itoa(i)] = c.Name
 		}
 	}
-	return cpu + " / " + mem
+	return out
 }
+
+// resourceCell is ResourceCell, for the tables of this package.
+func resourceCell(s *StepResult, component string) string { return s.ResourceCell(component) }
 
 func stepOutcome(s *StepResult) string {
 	switch {

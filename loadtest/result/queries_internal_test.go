@@ -104,3 +104,30 @@ func TestMarkdownSettings(t *testing.T) {
 	assert.Contains(t, md, "pgbouncer settings: default_pool_size 20 · pool_mode transaction.")
 	assert.NotContains(t, md, "relay settings")
 }
+
+// One meaning per column: CPU in cores everywhere, with the share of a
+// limit where the component has one; a service's replicas in one column
+// as "a + b".
+func TestResourceCell(t *testing.T) {
+	res := synthetic([]float64{10}, []float64{1}, 0.0, 10, env)
+	res.Environment.System.Components = []Component{{Name: "relay", Role: RoleTarget, Replicas: 2}, {Name: "postgres", Role: RoleDatabase}}
+	s := res.Steps[0]
+	s.Resources = []SeriesSummary{
+		{Component: "relay-1", Metric: "cpu", Unit: "cores", Mean: 0.31, Limit: 1},
+		{Component: "relay-1", Metric: "memory", Unit: "bytes", Max: 40 << 20, Limit: 512 << 20},
+		{Component: "relay-2", Metric: "cpu", Unit: "cores", Mean: 0.29, Limit: 1},
+		{Component: "relay-2", Metric: "memory", Unit: "bytes", Max: 41 << 20, Limit: 512 << 20},
+		{Component: "postgres", Metric: "cpu", Unit: "cores", Mean: 0.76, Limit: 1},
+		{Component: "postgres", Metric: "memory", Unit: "bytes", Max: 272 << 20, Limit: 512 << 20},
+		{Component: "caddy", Metric: "memory", Unit: "bytes", Max: 30 << 20},
+	}
+	assert.Equal(t, "0.76 cores (76% of 1) / 272MiB (53% of 512MiB)", s.ResourceCell("postgres"))
+	assert.Equal(t, "0.31 + 0.29 cores / 40MiB + 41MiB", s.ResourceCell("relay"))
+	assert.Equal(t, "– / 30MiB", s.ResourceCell("caddy"))
+	assert.Equal(t, "– / –", s.ResourceCell("worker"))
+	assert.Equal(t, []string{"relay", "postgres", "caddy"}, res.Components(), "the replicas in one column")
+	md := res.Markdown()
+	assert.Contains(t, md, "relay CPU / memory | postgres CPU / memory | caddy CPU / memory |")
+	assert.Contains(t, md, "| 0.31 + 0.29 cores / 40MiB + 41MiB | 0.76 cores (76% of 1) / 272MiB (53% of 512MiB) | – / 30MiB |")
+	assert.NotContains(t, md, "relay-1")
+}

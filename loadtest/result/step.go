@@ -6,9 +6,12 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/docker/go-units"
 )
 
 // Verdict is how a step or a run ended.
@@ -358,6 +361,54 @@ type SeriesSummary struct {
 	Limit float64 `json:"limit,omitempty"`
 	// Harness marks a series of the test's own machinery (Measurement.Harness).
 	Harness bool `json:"harness,omitempty"`
+}
+
+// ResourceCell is a component's CPU and memory during the step, as every
+// table shows them — one meaning per column: CPU in mean cores, memory as
+// the most held, each with its share of the component's limit where it
+// has one: "0.76 cores (76% of 1) / 272MiB (53% of 512MiB)". A service
+// run as replicas (series "relay-1", "relay-2" and no "relay") reads
+// "0.31 + 0.29 cores / 40MiB + 41MiB". "–" stands for what was not
+// sampled.
+func (s *StepResult) ResourceCell(component string) string {
+	names := []string{component}
+	if s.Resource(component, "cpu") == nil && s.Resource(component, "memory") == nil {
+		names = nil
+		for i := 1; ; i++ {
+			n := component + "-" + strconv.Itoa(i)
+			if s.Resource(n, "cpu") == nil && s.Resource(n, "memory") == nil {
+				break
+			}
+			names = append(names, n)
+		}
+		if len(names) == 0 {
+			return "– / –"
+		}
+	}
+	var cpus, mems []string
+	cpuLimit, memLimit := 0.0, 0.0
+	var cpuSum, memSum float64
+	for _, n := range names {
+		cpu, mem := "–", "–"
+		if r := s.Resource(n, "cpu"); r != nil {
+			cpu, cpuSum, cpuLimit = fmt.Sprintf("%.2f", r.Mean), cpuSum+r.Mean, cpuLimit+r.Limit
+		}
+		if r := s.Resource(n, "memory"); r != nil {
+			mem, memSum, memLimit = units.BytesSize(r.Max), memSum+r.Max, memLimit+r.Limit
+		}
+		cpus, mems = append(cpus, cpu), append(mems, mem)
+	}
+	cpu, mem := strings.Join(cpus, " + "), strings.Join(mems, " + ")
+	if cpu != "–" {
+		cpu += " cores"
+		if cpuLimit > 0 && len(names) == 1 {
+			cpu += fmt.Sprintf(" (%.0f%% of %g)", cpuSum/cpuLimit*100, cpuLimit)
+		}
+	}
+	if memLimit > 0 && len(names) == 1 && mem != "–" {
+		mem += fmt.Sprintf(" (%.0f%% of %s)", memSum/memLimit*100, units.BytesSize(memLimit))
+	}
+	return cpu + " / " + mem
 }
 
 // Resource returns the summary of the series component/metric, or nil.
