@@ -290,6 +290,10 @@ func (r *orchRun) behave(u *loadtest.User) {
 func (r *orchRun) board(u *loadtest.User, i int) {
 	s := r.boards[i].OpenFor(u.Context(), u)
 	defer s.Close()
+	// Its start-up work is opening the stream: ready now, so that the hold
+	// does not wait for it (Scenario.Drain) while the operator approves
+	// and the missions end before the hold — which a busy CI run saw.
+	u.Ready()
 	select {
 	case done := <-r.ends[i]:
 		took := time.Since(time.Unix(0, r.approved.Load()))
@@ -326,6 +330,7 @@ func (r *orchRun) read(u *loadtest.User) {
 // (or after 30 s, when some never will: their missions are then judged
 // unfinished).
 func (r *orchRun) operate(u *loadtest.User) {
+	u.Ready() // no start-up work: it waits for the boards
 	t := time.NewTimer(30 * time.Second)
 	defer t.Stop()
 	select {
