@@ -30,6 +30,22 @@ type Check interface {
 	String() string
 }
 
+// IdleCheck is a check that also judges an idle step (Level 0: the
+// stack at rest, no requests; see [Ladder]) — a component's health, its
+// memory. Every other check judges requests, which an idle step has none
+// of, and is not applied to one.
+type IdleCheck interface {
+	Check
+	// JudgesIdle reports whether the check applies to an idle step.
+	JudgesIdle() bool
+}
+
+// judgesIdle reports whether c applies to an idle step.
+func judgesIdle(c Check) bool {
+	ic, ok := c.(IdleCheck)
+	return ok && ic.JudgesIdle()
+}
+
 // Latency checks that Kind's latency at Percentile stays below Bound. A step
 // without a single successful answer of the kind violates it; a step with
 // fewer than MinSamples answers is invalid (a percentile of a handful of
@@ -434,11 +450,15 @@ func formatPercentile(p float64) string { return strings.TrimSuffix(fmt.Sprintf(
 // Judge evaluates checks on a step measured elsewhere — such as a step
 // merged from shards — and sets its Violations, Unjudged and Verdict: invalid
 // when the generator check (Self.Reasons) or a check's data says so, fail
-// when a check is violated, pass otherwise. An incomplete step stays so.
+// when a check is violated, pass otherwise. An incomplete step stays so. An
+// idle step (Level 0) is judged by its IdleChecks only.
 func Judge(checks []Check, s *StepResult) {
 	s.Violations, s.Unjudged, s.Down = nil, nil, false
 	var down []string // a component that stopped: the cause, named first
 	for _, c := range checks {
+		if s.Idle() && !judgesIdle(c) {
+			continue // it judges requests: an idle step has none
+		}
 		switch err := c.Evaluate(s); {
 		case err == nil:
 		case errors.Is(err, ErrInsufficientData):
@@ -450,6 +470,7 @@ func Judge(checks []Check, s *StepResult) {
 			s.Violations = append(s.Violations, err.Error())
 		}
 	}
+	judgeGrowth(s)
 	s.Violations = append(down, s.Violations...)
 	switch {
 	case s.Verdict == result.Incomplete:

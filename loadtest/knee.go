@@ -82,7 +82,7 @@ func (k Knee) Validate() error {
 	if !(k.Granularity > 0) {
 		bad("Granularity is %v; give a positive step, e.g. 1", k.Granularity)
 	}
-	errs = append(errs, validateStep(Step{Level: k.Start, Ramp: k.Ramp, Hold: k.Hold}, "plan: knee probe"))
+	errs = append(errs, validateStep(Step{Level: k.Start, Ramp: k.Ramp, Hold: k.Hold}, "plan: knee probe", false))
 	return errors.Join(errs...)
 }
 

@@ -112,15 +112,20 @@ func (k *Knobs) DurationOrZero(name, full, short string) time.Duration {
 }
 
 // Levels reads a comma-separated list of positive load levels
-// ("200,400,800": users, or arrivals per second).
+// ("200,400,800": users, or arrivals per second). "idle" (or 0) is the
+// idle row, the stack at rest (see [Ladder]): "idle,250,500".
 func (k *Knobs) Levels(name, full, short string) []float64 {
 	k.t.Helper()
 	v := k.String(name, full, short)
 	var out []float64
 	for _, f := range strings.Split(v, ",") {
-		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(x > 0) || x > 1e9 {
-			k.t.Fatalf("knob %s=%q: give positive levels separated by commas, such as 50,100,200", name, v)
+		f = strings.TrimSpace(f)
+		if f == "idle" {
+			f = "0"
+		}
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(x >= 0) || x > 1e9 {
+			k.t.Fatalf("knob %s=%q: give positive levels separated by commas, such as 50,100,200 (idle for the stack at rest: idle,50,100)", name, v)
 		}
 		out = append(out, x)
 	}

@@ -30,6 +30,8 @@ func TestKnobsReadValidateAndRecord(t *testing.T) {
 	k := loadtest.NewKnobs(t)
 	assert.Equal(t, []float64{10, 20}, k.Levels("USERS", "200,400", "20,40"))
 	assert.Equal(t, 2*time.Minute, k.Duration("HOLD", "90s", "10s"))
+	t.Setenv("AGENTS", "idle, 250")
+	assert.Equal(t, []float64{0, 250}, k.Levels("AGENTS", "1", "1"), "idle is the idle row, level 0")
 	assert.Zero(t, k.DurationOrZero("RAMP", "30s", "5s"))
 	gap := k.Duration("GAP_FOR_TEST", "90s", "1s") // unset: the default for the run's size
 	if testing.Short() {
@@ -57,7 +59,8 @@ func TestKnobsRefuseBadValues(t *testing.T) {
 		{"HOLD", "0", func(k *loadtest.Knobs) { k.Duration("HOLD", "90s", "10s") }, `knob HOLD="0": give a positive duration`},
 		{"RAMP", "-1s", func(k *loadtest.Knobs) { k.DurationOrZero("RAMP", "30s", "5s") }, `knob RAMP="-1s": give a duration of zero or more`},
 		{"USERS", "10,x", func(k *loadtest.Knobs) { k.Levels("USERS", "1", "1") }, `knob USERS="10,x": give positive levels`},
-		{"USERS", "0", func(k *loadtest.Knobs) { k.Levels("USERS", "1", "1") }, `knob USERS="0": give positive levels`},
+		{"USERS", "-5", func(k *loadtest.Knobs) { k.Levels("USERS", "1", "1") }, `knob USERS="-5": give positive levels`},
+		{"USERS", "idle,ten", func(k *loadtest.Knobs) { k.Levels("USERS", "1", "1") }, `(idle for the stack at rest: idle,50,100)`},
 		{"REPLICAS", "0", func(k *loadtest.Knobs) { k.Int("REPLICAS", "1", "1", 1) }, `knob REPLICAS="0": give a whole number of at least 1`},
 		{"SEED", "-3", func(k *loadtest.Knobs) { k.Uint("SEED", "1", "1") }, `knob SEED="-3": give a whole number of zero or more`},
 		{"FACTOR", "1", func(k *loadtest.Knobs) { k.Knee(kneeDefaults, kneeDefaults) }, `knob FACTOR="1": give a number greater than 1`},

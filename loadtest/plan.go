@@ -9,10 +9,15 @@ import (
 	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
-// validateStep reports a step no plan may hold; field names it.
-func validateStep(s Step, field string) error {
+// validateStep reports a step no plan may hold; field names it. Level 0
+// (the idle row) is a ladder's to allow: idle says whether it may.
+func validateStep(s Step, field string, idle bool) error {
 	switch {
+	case idle && s.Level == 0:
 	case math.IsNaN(s.Level) || math.IsInf(s.Level, 0) || s.Level <= 0:
+		if idle {
+			return fmt.Errorf("%s.Level is %v; give a positive load level (arrivals/s or users), or 0 for the idle row", field, s.Level)
+		}
 		return fmt.Errorf("%s.Level is %v; give a positive load level (arrivals/s or users)", field, s.Level)
 	case s.Ramp < 0:
 		return fmt.Errorf("%s.Ramp is %v; give a duration >= 0", field, s.Ramp)
@@ -39,6 +44,14 @@ type Plan interface {
 // level of the step before. By default the ladder stops after the first step
 // that fails its checks or is invalid; set ContinueOnFailure to run every
 // step regardless.
+//
+// A step of Level 0 is an idle row (seed 004's "idle" line): the stack
+// started, seeded and holding what it holds between requests — its pools,
+// its caches — with no load, so that what the load costs can be read
+// against what the stack costs at rest. Its hold measures the components'
+// CPU and memory; only checks that judge an idle step (a component that
+// stopped; see [IdleCheck]) apply to it, and it is no level of capacity.
+// Levels(ramp, hold, 0, 250, 500) begins with one.
 type Ladder struct {
 	Steps             []Step
 	ContinueOnFailure bool
@@ -62,7 +75,7 @@ func (l Ladder) Validate() error {
 	}
 	var errs []error
 	for i, s := range l.Steps {
-		errs = append(errs, validateStep(s, fmt.Sprintf("plan: Steps[%d]", i)))
+		errs = append(errs, validateStep(s, fmt.Sprintf("plan: Steps[%d]", i), true))
 	}
 	return errors.Join(errs...)
 }

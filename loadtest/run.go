@@ -264,6 +264,9 @@ func (s *Scenario) Validate() error {
 		errs = append(errs, fitsLimiters(s.Workload, s.Plan))
 	}
 	errs = append(errs, validateShard(s.Shard, s.Workload, s.Plan))
+	if s.Plan != nil {
+		errs = append(errs, validateSoak(s.Plan, s.SampleEvery))
+	}
 	return errors.Join(errs...)
 }
 
@@ -435,10 +438,14 @@ func (c sequential) steps(ctx, bg context.Context, drv Driver) error {
 				}
 			}
 		}
+		ramp := step.Ramp
+		if step.Level == 0 && level == 0 {
+			ramp = 0 // an idle row from rest: nothing to change
+		}
 		r.setPhase(i, "ramp", step.Level)
-		drv.Ramp(step.Level, step.Ramp)
+		drv.Ramp(step.Level, ramp)
 		level = step.Level
-		if !sleep(ctx, step.Ramp) {
+		if !sleep(ctx, ramp) {
 			r.res.Partial = true
 			return ctx.Err()
 		}
@@ -692,6 +699,13 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 	sr.Self.Reasons = append(sr.Self.Reasons, r.samples.faultsIn(start, end)...)
 	for _, h := range harness {
 		sr.Self.Reasons = append(sr.Self.Reasons, "the harness, not the target, is near its limit: "+h)
+	}
+	if step.Soak {
+		var unfitted []string
+		sr.Growth, unfitted = r.growth(start, end)
+		for _, u := range unfitted {
+			sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("soak: %s has too few samples over the hold to fit its growth (a sampler failing?)", u))
+		}
 	}
 	Judge(r.s.Checks, sr)
 	return sr

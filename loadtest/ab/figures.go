@@ -139,7 +139,7 @@ func figuresOf(res *loadtest.Result) (fv figureValues, ok bool) {
 	fv.values, fv.samples = map[string]float64{}, map[string]int64{}
 	var steps []*loadtest.StepResult
 	for _, s := range res.Steps {
-		if s.Verdict == result.Pass || s.Verdict == result.Fail {
+		if (s.Verdict == result.Pass || s.Verdict == result.Fail) && !s.Idle() {
 			steps = append(steps, s)
 		}
 	}

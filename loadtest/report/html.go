@@ -217,7 +217,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		dir = filepath.Dir(jsonPath)
 	}
 	for _, s := range res.Steps {
-		row := stepRow{Index: s.Index + 1, Level: format.Level(s.Step.Level), Offered: fmt.Sprintf("%.1f", s.Offered),
+		row := stepRow{Index: s.Index + 1, Level: s.LevelName(), Offered: fmt.Sprintf("%.1f", s.Offered),
 			Achieved: fmt.Sprintf("%.1f", s.Achieved), OK: fmt.Sprintf("%.1f", s.Throughput),
 			Verdict: string(s.Verdict), Class: string(s.Verdict), Outcome: stepOutcome(s)}
 		if k := s.Kind(v.Primary); k != nil {
@@ -244,7 +244,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 			row.Profiles = append(row.Profiles, link{Text: p.Component + " " + p.Type, Href: relLink(dir, p.Path)})
 		}
 		v.Steps = append(v.Steps, row)
-		v.StepHeads = append(v.StepHeads, fmt.Sprintf("step %d (%s)", s.Index+1, format.Level(s.Step.Level)))
+		v.StepHeads = append(v.StepHeads, fmt.Sprintf("step %d (%s)", s.Index+1, s.LevelName()))
 
 		for _, k := range s.Kinds {
 			if k.Total() == 0 {

@@ -88,7 +88,7 @@ func (res *Result) Markdown() string {
 		if total > 0 {
 			errs = format.Pct(float64(bad) / float64(total))
 		}
-		p("| %s | %.1f | %s | %s | %s | %s |", format.Level(s.Step.Level), s.Achieved, format.Latency(lat.P50), format.Latency(lat.P95), format.Latency(lat.P99), errs)
+		p("| %s | %.1f | %s | %s | %s | %s |", s.LevelName(), s.Achieved, format.Latency(lat.P50), format.Latency(lat.P95), format.Latency(lat.P99), errs)
 		for _, c := range comps {
 			p(" %s |", resourceCell(s, c))
 		}
@@ -114,6 +114,7 @@ func (res *Result) Markdown() string {
 		}
 	}
 	queriesSection(p, res.Steps)
+	growthSection(p, res.Steps)
 	if res.Plan.Type == "knee" {
 		res.kneeSection(p, unit, primary, comps)
 	}
@@ -161,13 +162,13 @@ func (res *Result) kneeSection(p func(string, ...any), unit, primary string, com
 	steps := slices.Clone(res.Steps)
 	slices.SortStableFunc(steps, func(a, b *StepResult) int { return cmp.Compare(a.Step.Level, b.Step.Level) })
 	for _, s := range steps {
-		level, out := format.Level(s.Step.Level), stepOutcome(s)
+		level, out := s.LevelName(), stepOutcome(s)
 		if s.Verdict == Pass {
 			if k := s.Kind(primary); k != nil {
 				out = fmt.Sprintf("pass — %s p95 %s", primary, format.Latency(k.Latency.P95))
 			}
 		}
-		if s.Step.Level == res.Capacity && s.Verdict == Pass {
+		if s.Step.Level == res.Capacity && s.Verdict == Pass && !s.Idle() {
 			level, out = "**"+level+"**", "**"+out+"**"
 		}
 		p("| %s | %s |", level, out)
@@ -464,4 +465,37 @@ func statementCell(q string) string {
 		q = string(r[:119]) + "…"
 	}
 	return q
+}
+
+// growthSection is a soak's fit of every memory and goroutines series
+// (StepResult.Growth), one row per series.
+func growthSection(p func(string, ...any), steps []*StepResult) {
+	for _, s := range steps {
+		if !s.Step.Soak || len(s.Growth) == 0 {
+			continue
+		}
+		g0 := s.Growth[0]
+		p("\n## Growth over the soak\n\nStep %d held %s for %v; each series fitted over the hold's last %.0f s (the first third is warm-up) in %d window means. A leak is sure (the interval's low end above zero), material (at least %.0f%% and 1 MiB or 10 goroutines over the fit) and not flattening; judged are the target's and the services' (a database's memory grows with its data and cache).\n\n",
+			s.Index+1, s.LevelName(), s.Step.Hold, g0.To-g0.From, g0.Windows, GrowthShare*100)
+		p("| Series | From | To | Per hour (95%% interval) | After 8 h | Verdict |\n|---|---:|---:|---|---|---|\n")
+		for _, g := range s.Growth {
+			verdict := "steady"
+			switch {
+			case g.Leak && g.Judged:
+				verdict = "**leak**"
+			case g.Leak:
+				verdict = "grows (not judged)"
+			case g.PerHourLow > 0:
+				verdict = "grew, not a leak"
+			}
+			day := "–"
+			if g.PerHour > 0 {
+				day = g.quantity(g.End + 8*g.PerHour)
+				if g.Limit > 0 && g.End < g.Limit {
+					day += fmt.Sprintf(" (limit %s in %.1f h)", g.quantity(g.Limit), (g.Limit-g.End)/g.PerHour)
+				}
+			}
+			p("| %s | %s | %s | %s | %s | %s |\n", g.Name(), g.quantity(g.Start), g.quantity(g.End), g.Rate(), day, verdict)
+		}
+	}
 }

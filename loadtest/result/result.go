@@ -168,6 +168,9 @@ func (res *Result) Decide() {
 	type tally struct{ pass, fail int }
 	levels := map[float64]*tally{}
 	for _, s := range res.Steps {
+		if s.Idle() {
+			continue // the stack at rest: no level of capacity (its verdict counts below)
+		}
 		t := levels[s.Step.Level]
 		if t == nil {
 			t = &tally{}
@@ -193,8 +196,10 @@ func (res *Result) Decide() {
 	}
 	res.CapacityLowerBound = res.Capacity > 0 && res.FirstFailure == 0
 	verdicts := make([]Verdict, 0, len(res.Steps))
+	idleFailed := false
 	for _, s := range res.Steps {
 		verdicts = append(verdicts, s.Verdict)
+		idleFailed = idleFailed || s.Idle() && s.Verdict == Fail
 	}
 	switch {
 	case res.Partial || slices.Contains(verdicts, Incomplete) || len(verdicts) == 0:
@@ -205,8 +210,8 @@ func (res *Result) Decide() {
 		// A knee search fails probes on purpose: the lowest failure
 		// brackets the knee. It passes when it found a level that held.
 		res.Verdict = Pass
-	case res.FirstFailure > 0:
-		res.Verdict = Fail
+	case res.FirstFailure > 0 || idleFailed:
+		res.Verdict = Fail // an idle row fails when the stack stopped at rest
 	default:
 		res.Verdict = Pass
 	}

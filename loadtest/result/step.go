@@ -12,6 +12,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/docker/go-units"
+
+	"github.com/headroom-dev/headroom/internal/format"
 )
 
 // Verdict is how a step or a run ended.
@@ -94,6 +96,9 @@ type StepResult struct {
 	// a loadtest.StatementSource (fixtures' PostgreSQL) counts them; nil
 	// without one.
 	Queries *Queries `json:"queries,omitempty"`
+	// Growth is, for a soak step (Step.Soak), every component's memory and
+	// every goroutines series fitted over the hold; see Growth.
+	Growth []Growth `json:"growth,omitempty"`
 
 	all *KindResult // AllRequests, merged on first use
 }
@@ -277,6 +282,18 @@ func (s *StepResult) allRequests() *KindResult {
 	return all
 }
 
+// Idle reports whether the step is an idle row: Level 0, the stack at
+// rest with no requests (see loadtest.Ladder).
+func (s *StepResult) Idle() bool { return s.Step.Level == 0 }
+
+// LevelName is the step's level as tables print it: "1,000", or "idle".
+func (s *StepResult) LevelName() string {
+	if s.Idle() {
+		return "idle"
+	}
+	return format.Level(s.Step.Level)
+}
+
 // Seconds returns the hold's length in seconds.
 func (s *StepResult) Seconds() float64 { return s.End.Sub(s.Start).Seconds() }
 
@@ -426,6 +443,7 @@ func (s *StepResult) Resource(component, metric string) *SeriesSummary {
 // doubts on the machine; none when the system under test went down
 // (Down), whose breach they follow.
 func (s *StepResult) InvalidReasons() []string {
+
 	if s.Down {
 		return nil
 	}
@@ -605,7 +623,8 @@ func (s *StepResult) String() string {
 // measured. Level is arrivals per second for loadtest.Arrivals and concurrent users
 // for loadtest.Users.
 type Step struct {
-	// Level is the load to reach: arrivals/s or users; must be > 0.
+	// Level is the load to reach: arrivals/s or users; > 0, or 0 for a
+	// ladder's idle row (the stack at rest: no requests).
 	Level float64
 	// Ramp is how long the change from the previous level takes; 0 jumps.
 	Ramp time.Duration
@@ -618,4 +637,9 @@ type Step struct {
 	// Knee probes use it so that every probe is independent of the one
 	// before.
 	FromZero bool
+	// Soak fits, over the hold, every component's memory and every
+	// goroutines series (see Growth), and fails the step on a leak of the
+	// target or a service of the system that the fit is sure of. A soak
+	// holds one level for a long time: loadtest.Soak builds one.
+	Soak bool `json:",omitempty"`
 }
