@@ -24,7 +24,7 @@ import (
 // serialSlopeBounds). A leak is growth that is (1) sure: the interval's
 // low end above zero; (2) material: the fitted growth over the fit at
 // least GrowthShare of where it began and at least the unit's floor (1
-// MiB, 10 goroutines); and (3) not flattening: the fit's last half is not
+// MiB, 25 goroutines); and (3) not flattening: the fit's last half is not
 // surely growing at under half the whole's rate, as a warm-up curve's
 // does and a leak's does not.
 type Growth struct {
@@ -73,7 +73,7 @@ func growthFloor(unit string) float64 {
 	case "bytes":
 		return 1 << 20
 	case "count":
-		return 10
+		return 25
 	}
 	return 0
 }
@@ -214,10 +214,10 @@ func (g Growth) Rate() string {
 }
 
 // Day is where the series would be after a working day (8 h) of the
-// hold's growth, and when it would reach its limit; "" for a series that
-// does not grow.
+// hold's growth, and when it would reach its limit; "" for a series not
+// surely growing.
 func (g Growth) Day() string {
-	if g.PerHour <= 0 {
+	if g.PerHourLow <= 0 {
 		return ""
 	}
 	s := fmt.Sprintf("%s after a working day (8 h) at this rate", g.quantity(g.End+8*g.PerHour))

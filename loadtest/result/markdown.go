@@ -475,7 +475,7 @@ func growthSection(p func(string, ...any), steps []*StepResult) {
 			continue
 		}
 		g0 := s.Growth[0]
-		p("\n## Growth over the soak\n\nStep %d held %s for %v; each series fitted over the hold's last %.0f s (the first third is warm-up) in %d window means. A leak is sure (the interval's low end above zero), material (at least %.0f%% and 1 MiB or 10 goroutines over the fit) and not flattening; judged are the target's and the services' (a database's memory grows with its data and cache).\n\n",
+		p("\n## Growth over the soak\n\nStep %d held level %s for %v; each series fitted over the hold's last %.0f s (the first third is warm-up) in %d window means. A leak is sure (the interval's low end above zero), material (at least %.0f%% and 1 MiB or 25 goroutines over the fit) and not flattening; judged are the target's and the services' (a database's memory grows with its data and cache).\n\n",
 			s.Index+1, s.LevelName(), s.Step.Hold, g0.To-g0.From, g0.Windows, GrowthShare*100)
 		p("| Series | From | To | Per hour (95%% interval) | After 8 h | Verdict |\n|---|---:|---:|---|---|---|\n")
 		for _, g := range s.Growth {
@@ -489,7 +489,7 @@ func growthSection(p func(string, ...any), steps []*StepResult) {
 				verdict = "grew, not a leak"
 			}
 			day := "–"
-			if g.PerHour > 0 {
+			if g.PerHourLow > 0 {
 				day = g.quantity(g.End + 8*g.PerHour)
 				if g.Limit > 0 && g.End < g.Limit {
 					day += fmt.Sprintf(" (limit %s in %.1f h)", g.quantity(g.Limit), (g.Limit-g.End)/g.PerHour)

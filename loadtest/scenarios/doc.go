@@ -29,7 +29,11 @@
 //     web servers, a worker and PgBouncer (Scale), live client and poll;
 //   - TestLoad_QueryCount: counting queries per request (seed 002's
 //     method) — the relay's dashboard with and without its N+1 fault,
-//     side by side in interleaved A/B trials.
+//     side by side in interleaved A/B trials;
+//   - TestLoad_Soak: memory over a working day (seed 004's open
+//     question) — the relay held at one level for hours, its memory and
+//     goroutines fitted over the hold, as built (no leak) and with a
+//     planted leak (caught).
 //
 // Each scenario starts the stack with package fixtures, seeds it with its
 // product's seeder (examples/relay/relayseed, examples/desk/deskseed, built

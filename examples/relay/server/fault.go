@@ -33,10 +33,14 @@ type Faults struct {
 	// StreamGoroutine holds each stream the plain net/http way, with its
 	// goroutines and buffers, instead of hijacking it ("stream-goroutine").
 	StreamGoroutine bool
+	// CallLeak leaves a goroutine behind every tools/call, blocked for
+	// good on a channel nobody sends on, holding this many bytes
+	// ("call-leak:4096"): the forgotten-waiter leak a soak must catch.
+	CallLeak int64
 }
 
 // faultNames are the accepted names, for error messages.
-const faultNames = "call-latency:DUR, list-latency:DUR, call-cpu:DUR, dashboard-n-plus-one, auth-no-cache, event-delay:DUR, stream-memory:BYTES, stream-goroutine"
+const faultNames = "call-latency:DUR, list-latency:DUR, call-cpu:DUR, dashboard-n-plus-one, auth-no-cache, event-delay:DUR, stream-memory:BYTES, stream-goroutine, call-leak:BYTES"
 
 // ParseFaults parses a comma-separated list such as
 // "call-latency:5ms,dashboard-n-plus-one". Empty items are ignored.
@@ -79,13 +83,17 @@ func ParseFaults(s string) (Faults, error) {
 			flag(&f.AuthNoCache)
 		case "stream-goroutine":
 			flag(&f.StreamGoroutine)
-		case "stream-memory":
+		case "stream-memory", "call-leak":
 			n, err := strconv.ParseInt(arg, 10, 64)
 			if !hasArg || err != nil || n <= 0 || n > 1<<30 {
-				errs = append(errs, fmt.Errorf("fault %q: want stream-memory:BYTES, 1 to 1073741824", item))
+				errs = append(errs, fmt.Errorf("fault %q: want %s:BYTES, 1 to 1073741824", item, name))
 				continue
 			}
-			f.StreamMemory = n
+			if name == "call-leak" {
+				f.CallLeak = n
+			} else {
+				f.StreamMemory = n
+			}
 		default:
 			errs = append(errs, fmt.Errorf("unknown fault %q; known: %s", name, faultNames))
 		}
@@ -110,6 +118,7 @@ func (f Faults) List() []string {
 	add(f.EventDelay > 0, "event-delay:"+f.EventDelay.String())
 	add(f.StreamMemory > 0, "stream-memory:"+strconv.FormatInt(f.StreamMemory, 10))
 	add(f.StreamGoroutine, "stream-goroutine")
+	add(f.CallLeak > 0, "call-leak:"+strconv.FormatInt(f.CallLeak, 10))
 	return out
 }
 
@@ -126,4 +135,18 @@ func burnCPU(d time.Duration) {
 		}
 	}
 	cpuSink.Store(x)
+}
+
+// leakForever is the call-leak fault: a goroutine holding n bytes, waiting
+// on a channel nobody will ever send on.
+func leakForever(n int64) {
+	buf := make([]byte, n)
+	for i := range buf {
+		buf[i] = byte(i) // touched: resident, not a zero page
+	}
+	never := make(chan struct{})
+	go func() {
+		<-never
+		cpuSink.Add(uint64(buf[0]))
+	}()
 }

@@ -288,6 +288,9 @@ func (s *Server) toolsCall(ctx context.Context, p principal, params json.RawMess
 	if d := s.cfg.Faults.CallCPU; d > 0 {
 		burnCPU(d)
 	}
+	if n := s.cfg.Faults.CallLeak; n > 0 {
+		leakForever(n)
+	}
 	var (
 		result json.RawMessage
 		n      int64
