@@ -117,6 +117,8 @@ func (res *Result) Markdown() string {
 	growthSection(p, res.Steps)
 	if res.Plan.Type == "knee" {
 		res.kneeSection(p, unit, primary, comps)
+	} else if res.Projection != nil {
+		p("\n## Projection\n%s", projectionLines(res.Projection))
 	}
 	if len(res.Findings) > 0 {
 		p("\n## Findings\n\n")
@@ -178,6 +180,7 @@ func (res *Result) kneeSection(p func(string, ...any), unit, primary string, com
 		p("\n")
 	}
 	p("\n%s\n", res.Ceiling())
+	p("%s", projectionLines(res.Projection))
 }
 
 // Ceiling says what set a knee search's (or a ladder's) capacity: the

@@ -76,6 +76,9 @@ type Result struct {
 	Conclusion string `json:"conclusion,omitempty"`
 	// Findings are what Scenario.Analyze derived from the steps.
 	Findings []Finding `json:"findings,omitempty"`
+	// Projection is where the costs measured below the knee say the
+	// components with limits run out, set against the measured knee.
+	Projection *Projection `json:"projection,omitempty"`
 	// Timeline is the run window by window, when kept (Scenario.SeriesEvery).
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Shard is the shard of a sharded run this result is (Scenario.Shard);
@@ -215,6 +218,7 @@ func (res *Result) Decide() {
 	default:
 		res.Verdict = Pass
 	}
+	res.Projection = res.Project()
 }
 
 // LevelUnit names the unit of the result's levels: "users" for modeled
