@@ -137,6 +137,13 @@ type indexView struct {
 	History     []historyGroup
 	HistoryErr  string
 	AB          []abRow
+	Tables      []tableView
+}
+
+// tableView is a side-by-side table (Table) found below the directory.
+type tableView struct {
+	Table
+	Path, MD, CSV string
 }
 
 // IndexHTML renders the index page of dir; see [Index].
@@ -228,6 +235,21 @@ func IndexHTML(dir string) ([]byte, error) {
 			v.AB = append(v.AB, abRow{Dir: filepath.ToSlash(rel), Href: href, Scenario: r.Scenario, Verdict: string(r.Verdict),
 				Reason: r.Reason, Trials: fmt.Sprintf("%d A, %d B", r.Trials[ab.A], r.Trials[ab.B]), Rejected: r.Rejected})
 		}
+		return nil
+	})
+
+	// Side-by-side tables.
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(d.Name(), TableSuffix) {
+			return nil
+		}
+		t, err := ReadTable(p)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, strings.TrimSuffix(p, TableSuffix))
+		v.Tables = append(v.Tables, tableView{Table: t, Path: filepath.ToSlash(rel),
+			MD: relLink("", rel+".md"), CSV: relLink("", rel+".csv")})
 		return nil
 	})
 
@@ -434,7 +456,7 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 <body data-plots="0" data-results="{{.Count}}">
 <main>
 <h1>Headroom results</h1>
-<p>{{.Count}} result{{if ne .Count 1}}s{{end}} under <code>{{.Dir}}</code>, by scenario, newest first.{{if .History}} <a href="#history">Capacity history</a>{{end}}{{if .AB}} · <a href="#ab">A/B comparisons</a>{{end}}</p>
+<p>{{.Count}} result{{if ne .Count 1}}s{{end}} under <code>{{.Dir}}</code>, by scenario, newest first.{{if .Tables}} <a href="#tables">Side by side</a>{{end}}{{if .History}} · <a href="#history">Capacity history</a>{{end}}{{if .AB}} · <a href="#ab">A/B comparisons</a>{{end}}</p>
 {{range .Groups}}
 <h2>{{.Scenario}}</h2>
 <table class="results">
@@ -445,6 +467,14 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 </table>
 {{else}}<p class="note">No result found.</p>
 {{end}}
+{{if .Tables}}<h2 id="tables">Side by side</h2>
+{{range .Tables}}<h3>{{.Title}}</h3>
+<table class="side"><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c}}</th>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table>
+{{with .Note}}<p class="note">{{.}}</p>{{end}}
+<p class="note"><code>{{.Path}}</code>: <a href="{{.MD}}">md</a> · <a href="{{.CSV}}">csv</a></p>
+{{end}}{{end}}
 {{if .HistoryFile}}<h2 id="history">Capacity history</h2>
 <p>From <code>{{.HistoryFile}}</code>.</p>
 {{with .HistoryErr}}<p class="note">{{.}}</p>{{end}}

@@ -54,9 +54,13 @@ import (
 // idle, 20 and 40 agents at a tenth of the think times on the small data
 // set.
 func TestLoad_Helpdesk(t *testing.T) {
-	for _, setup := range helpdeskSetups(t) {
-		t.Run("setup="+setup, func(t *testing.T) { helpdesk(t, setup) })
+	besideOthers(t)
+	runs := newVariants()
+	setups := helpdeskSetups(t)
+	for _, setup := range setups {
+		t.Run("setup="+setup, func(t *testing.T) { helpdesk(t, setup, runs) })
 	}
+	helpdeskTables(t, runs, setups)
 }
 
 // helpdeskSetups returns the setups SETUP names: standard, scale, or all
@@ -73,7 +77,7 @@ func helpdeskSetups(t *testing.T) []string {
 	}
 }
 
-func helpdesk(t *testing.T, setup string) {
+func helpdesk(t *testing.T, setup string, runs *variants) {
 	k := loadtest.NewKnobs(t)
 	agents := k.Levels("AGENTS", "idle,250,500,1000,2000,3000", "idle,20,40")
 	ramp, hold := k.DurationOrZero("RAMP", "60s", "3s"), k.Duration("HOLD", "180s", "10s")
@@ -124,6 +128,7 @@ func helpdesk(t *testing.T, setup string) {
 			Workload: w, Plan: loadtest.Levels(ramp, hold, levels...), Checks: checks, Seed: seed,
 			Headline: loadtest.AllRequests, Samplers: deskMetrics(stack), Params: k.Params(), Drain: 31 * time.Second,
 		}))
+		runs.add(setup+"/"+client, res)
 		if err := res.Err(); err != nil {
 			t.Error(err)
 		}

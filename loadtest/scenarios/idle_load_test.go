@@ -31,6 +31,7 @@ import (
 //
 // Knobs: STREAMS, RAMP, HOLD, MAX_STREAM_BYTES, SEED, LOADTEST_DB.
 func TestLoad_IdleStreams(t *testing.T) {
+	besideOthers(t)
 	k := loadtest.NewKnobs(t)
 	levels := k.Levels("STREAMS", "500,1000,2000,3000,5000", "20,40,80")
 	ramp, hold := k.DurationOrZero("RAMP", "20s", "2s"), k.Duration("HOLD", "30s", "6s")

@@ -35,6 +35,7 @@ import (
 // users on PostgreSQL unless LOADTEST_DB names another or all, in the
 // handshake era, in both with LOADTEST_MATRIX=full.
 func TestLoad_GatewayKnee(t *testing.T) {
+	besideOthers(t)
 	dbs := fixtures.Databases(t)
 	if testing.Short() && os.Getenv("LOADTEST_DB") == "" {
 		dbs = []fixtures.Database{fixtures.Postgres}
@@ -46,6 +47,7 @@ func TestLoad_GatewayKnee(t *testing.T) {
 			}
 		})
 	}
+	eraTable(t)
 }
 
 func gatewayKnee(t *testing.T, db fixtures.Database, e era) {

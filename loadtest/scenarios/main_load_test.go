@@ -3,6 +3,7 @@
 package scenarios
 
 import (
+	"os"
 	"testing"
 
 	"github.com/headroom-dev/headroom/fixtures"
@@ -16,4 +17,20 @@ import (
 func TestMain(m *testing.M) {
 	loadtest.RegisterWriter("html", report.WriteHTML)
 	fixtures.Main(m)
+}
+
+// besideOthers lets a scenario whose -short verdicts rest on correctness
+// (no request failed, every stream held, the knee's probes as planned,
+// statements counted) rather than speed run beside another one in a
+// -short run: go test runs such tests two at a time (GOMAXPROCS here)
+// once the serial ones — the studies, whose readings compare speeds, and
+// the orchestrator, whose missions must finish within the hold — are done.
+// A -short scenario waits on its holds, ramps and containers, not on the
+// CPU (the whole -short suite used 12% of the generator's two cores
+// here), so two at once take little more than the longer of them.
+// LOADTEST_SERIAL=1 runs every scenario alone; full-size runs always do.
+func besideOthers(t *testing.T) {
+	if testing.Short() && os.Getenv("LOADTEST_SERIAL") == "" {
+		t.Parallel()
+	}
 }

@@ -39,6 +39,7 @@ import (
 //
 // Knobs: RATE, RAMP, HOLD, TRIALS, USERS, ROWS, LOADTEST_BACKEND.
 func TestLoad_QueryCount(t *testing.T) {
+	besideOthers(t)
 	k := loadtest.NewKnobs(t)
 	rate := k.Float("RATE", "50", "20", 1)
 	ramp, hold := k.Duration("RAMP", "2s", "250ms"), k.Duration("HOLD", "10s", "1500ms")

@@ -5,8 +5,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,10 +16,11 @@ import (
 
 	"github.com/headroom-dev/headroom/examples/relay/relayload"
 	"github.com/headroom-dev/headroom/fixtures"
-	"github.com/headroom-dev/headroom/internal/files"
+	"github.com/headroom-dev/headroom/internal/format"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 	"github.com/headroom-dev/headroom/loadtest/mcp"
+	"github.com/headroom-dev/headroom/loadtest/report"
 	"github.com/headroom-dev/headroom/mockupstream"
 )
 
@@ -58,32 +57,34 @@ var rateKinds = []rateKind{
 // its defaults), P95, SESSIONS (the initialized sessions the load goes
 // through), USAGE_ROWS, SEED, LOADTEST_DB, LOADTEST_TARGET_CPUS/MEMORY.
 func TestLoad_RateCeiling(t *testing.T) {
+	besideOthers(t)
 	var mu sync.Mutex
-	table := map[string]map[fixtures.Database]string{}
+	table := map[string]map[fixtures.Database]string{} // the first era's
+	es := eras(t)
 	for _, rk := range rateKinds {
 		t.Run("kind="+rk.name, func(t *testing.T) {
 			for _, db := range fixtures.Databases(t) {
 				t.Run("db="+string(db), func(t *testing.T) {
-					res := rateCeiling(t, rk, db)
-					mu.Lock()
-					defer mu.Unlock()
-					if table[rk.name] == nil {
-						table[rk.name] = map[fixtures.Database]string{}
+					for i, e := range es {
+						t.Run("era="+e.name, func(t *testing.T) {
+							res := rateCeiling(t, rk, db, e)
+							if i > 0 {
+								return
+							}
+							mu.Lock()
+							defer mu.Unlock()
+							if table[rk.name] == nil {
+								table[rk.name] = map[fixtures.Database]string{}
+							}
+							table[rk.name][db] = capacityCell(res)
+						})
 					}
-					cell := fmt.Sprintf("%g/s", res.Capacity)
-					switch c := res.Ceiling(); {
-					case strings.HasPrefix(c, "Capacity is a lower bound"):
-						cell = "≥ " + cell
-					case res.Capacity == 0:
-						cell = "none (" + string(res.Verdict) + ")"
-					}
-					table[rk.name][db] = cell
 				})
 			}
 		})
 	}
-	var b strings.Builder
-	b.WriteString("| Request type | Embedded DB (1 pod) | PostgreSQL (1 pod) |\n| - | - | - |\n")
+	tb := report.Table{Title: fmt.Sprintf("Request-rate ceilings (seed 000, %s era)", es[0].name),
+		Header: []string{"Request type", "Embedded DB (1 pod)", "PostgreSQL (1 pod)"}}
 	for _, rk := range rateKinds {
 		row := table[rk.name]
 		cell := func(db fixtures.Database) string {
@@ -92,17 +93,30 @@ func TestLoad_RateCeiling(t *testing.T) {
 			}
 			return "–"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", rk.kind, cell(fixtures.SQLite), cell(fixtures.Postgres))
+		tb.Rows = append(tb.Rows, []string{rk.kind, cell(fixtures.SQLite), cell(fixtures.Postgres)})
 	}
-	t.Logf("request-rate ceilings:\n%s", b.String())
-	path, _, err := files.ResultPaths(t.Name() + "/rate_ceilings")
-	require.NoError(t, err)
-	path = strings.TrimSuffix(path, ".json") + ".md"
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	writeTable(t, "rate_ceilings", tb)
+	eraTable(t)
 }
 
-func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Result {
+// capacityCell is a result's capacity as the seeds' tables print it:
+// "2600/s" for a rate, "8437" for users, "≥ …" for a lower bound, "none
+// (fail)" when no level held.
+func capacityCell(res *loadtest.Result) string {
+	cell := format.Level(res.Capacity)
+	if res.Model != "users" {
+		cell += "/s"
+	}
+	switch c := res.Ceiling(); {
+	case res.Capacity == 0:
+		cell = "none (" + string(res.Verdict) + ")"
+	case strings.HasPrefix(c, "Capacity is a lower bound"):
+		cell = "≥ " + cell
+	}
+	return cell
+}
+
+func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database, e era) *loadtest.Result {
 	k := loadtest.NewKnobs(t)
 	plan := k.Knee(rk.full, rk.short)
 	p95 := k.Duration("P95", rk.p95, rk.p95)
@@ -119,7 +133,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 	pop := populate(t, k, stack, sessions, rows, seed)
 	hc := gatewayClient(t, stack, inFlight)
 
-	do, err := rateRequests(t.Context(), hc, stack.URL, pop.TokenOf, sessions, rk.kind)
+	do, err := rateRequests(t.Context(), hc, stack.URL, pop.TokenOf, sessions, rk.kind, e.revision)
 	require.NoError(t, err)
 	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: rk.kind, Weight: 1, Do: do}}, MaxInFlight: inFlight},
@@ -144,7 +158,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database) *loadtest.Resu
 // rateRequests returns the request of kind, taking the sessions of users
 // 0..n-1 in turn: MCP sessions initialized beforehand for calls and
 // listings, the users' tokens for dashboard views.
-func rateRequests(ctx context.Context, hc *httpc.Client, base string, token func(int) string, n int, kind string) (func(context.Context) loadtest.Response, error) {
+func rateRequests(ctx context.Context, hc *httpc.Client, base string, token func(int) string, n int, kind, revision string) (func(context.Context) loadtest.Response, error) {
 	var next atomic.Uint64
 	pick := func() int { return int(next.Add(1) % uint64(n)) }
 	if kind == relayload.KindDashboard {
@@ -164,7 +178,7 @@ func rateRequests(ctx context.Context, hc *httpc.Client, base string, token func
 	g.SetLimit(16)
 	for i := range clients {
 		g.Go(func() error {
-			c, err := mcp.New(hc, mcp.Options{URL: base + "/mcp", Token: token(i)})
+			c, err := mcp.New(hc, mcp.Options{URL: base + "/mcp", Token: token(i), ProtocolVersion: revision})
 			if err != nil {
 				return err
 			}

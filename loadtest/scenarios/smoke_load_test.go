@@ -34,6 +34,7 @@ import (
 // load on each backend and database; latency bars are then left out so
 // that the short run cannot flake, and correctness checks stay.
 func TestLoad_Smoke(t *testing.T) {
+	besideOthers(t)
 	for _, backend := range fixtures.Backends(t) {
 		t.Run("backend="+backend, func(t *testing.T) {
 			for _, db := range fixtures.DatabasesFor(t, backend) {

@@ -79,7 +79,7 @@ func (c *cellStack) requests(t *testing.T, kind string) func(context.Context) lo
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	do, err := rateRequests(ctx, c.hc, c.stack.URL, c.pop.TokenOf, studyUsers, kind)
+	do, err := rateRequests(ctx, c.hc, c.stack.URL, c.pop.TokenOf, studyUsers, kind, "")
 	require.NoError(t, err)
 	return do
 }
