@@ -44,6 +44,10 @@ type Growth struct {
 	PerHour     float64 `json:"per_hour"`
 	PerHourLow  float64 `json:"per_hour_low"`
 	PerHourHigh float64 `json:"per_hour_high"`
+	// Unbounded says the windows were too few and too alike (serially
+	// correlated) to bound the slope: no growth is sure, and PerHourLow
+	// and PerHourHigh stand at PerHour.
+	Unbounded bool `json:"unbounded,omitempty"`
 	// LateRatio is the slope of the fit's last half over the whole's: near
 	// 1 for growth that goes on, near 0 (or below) for a curve that
 	// flattens.
@@ -117,9 +121,13 @@ func FitGrowth(ts, vs []float64, hold float64) (g Growth, ok bool) {
 		return Growth{}, false
 	}
 	lo, hi := serialSlopeBounds(mx, my, line)
+	unbounded := math.IsInf(lo, 0) || math.IsInf(hi, 0)
+	if unbounded {
+		lo, hi = line.Slope, line.Slope // JSON has no infinity: see Unbounded
+	}
 	g = Growth{From: from, To: to, Windows: w,
 		Start: line.Intercept + line.Slope*from, End: line.Intercept + line.Slope*to,
-		PerHour: line.Slope * 3600, PerHourLow: lo * 3600, PerHourHigh: hi * 3600}
+		PerHour: line.Slope * 3600, PerHourLow: lo * 3600, PerHourHigh: hi * 3600, Unbounded: unbounded}
 	if late, err := FitLine(mx[w/2:], my[w/2:]); err == nil && line.Slope != 0 {
 		g.LateRatio = late.Slope / line.Slope
 		_, lateHi := serialSlopeBounds(mx[w/2:], my[w/2:], late)
@@ -175,7 +183,7 @@ func serialSlopeBounds(xs, ys []float64, line Line) (lo, hi float64) {
 // judge sets Leak by the three tests.
 func (g *Growth) judge() {
 	grew := g.End - g.Start
-	g.Leak = g.PerHourLow > 0 && grew >= GrowthShare*math.Abs(g.Start) && grew >= growthFloor(g.Unit) && !g.flattens
+	g.Leak = !g.Unbounded && g.PerHourLow > 0 && grew >= GrowthShare*math.Abs(g.Start) && grew >= growthFloor(g.Unit) && !g.flattens
 }
 
 // NewGrowth fits a series (see FitGrowth) and judges it; ok is false when
@@ -210,6 +218,9 @@ func (g Growth) Rate() string {
 	if g.PerHour < 0 {
 		sign = ""
 	}
+	if g.Unbounded {
+		return fmt.Sprintf("%s%s/h (no interval: too few independent windows)", sign, g.quantity(g.PerHour))
+	}
 	return fmt.Sprintf("%s%s/h (95%% interval %s to %s)", sign, g.quantity(g.PerHour), g.quantity(g.PerHourLow), g.quantity(g.PerHourHigh))
 }
 
@@ -217,7 +228,7 @@ func (g Growth) Rate() string {
 // hold's growth, and when it would reach its limit; "" for a series not
 // surely growing.
 func (g Growth) Day() string {
-	if g.PerHourLow <= 0 {
+	if g.Unbounded || g.PerHourLow <= 0 {
 		return ""
 	}
 	s := fmt.Sprintf("%s after a working day (8 h) at this rate", g.quantity(g.End+8*g.PerHour))
@@ -234,6 +245,7 @@ func (g Growth) String() string {
 	switch {
 	case g.Leak:
 		verdict = "a leak"
+	case g.Unbounded:
 	case g.PerHourLow > 0 && g.flattens:
 		verdict = "grew, then flattened (warm-up, not a leak)"
 	case g.PerHourLow > 0:

@@ -488,11 +488,11 @@ func growthSection(p func(string, ...any), steps []*StepResult) {
 				verdict = "**leak**"
 			case g.Leak:
 				verdict = "grows (not judged)"
-			case g.PerHourLow > 0:
+			case g.PerHourLow > 0 && !g.Unbounded:
 				verdict = "grew, not a leak"
 			}
 			day := "–"
-			if g.PerHourLow > 0 {
+			if g.PerHourLow > 0 && !g.Unbounded {
 				day = g.quantity(g.End + 8*g.PerHour)
 				if g.Limit > 0 && g.End < g.Limit {
 					day += fmt.Sprintf(" (limit %s in %.1f h)", g.quantity(g.Limit), (g.Limit-g.End)/g.PerHour)

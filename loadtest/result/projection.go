@@ -38,8 +38,10 @@ type ResourceProjection struct {
 	// Fit is the line of the resource against the level.
 	Fit Line `json:"fit"`
 	// At is the level where the line meets the limit; AtLow and AtHigh
-	// bound it by the slope's 95% interval (infinite where the interval
-	// reaches zero, equal to At with two points, which have none).
+	// bound it by the slope's 95% interval (AtHigh 0 where the interval
+	// reaches zero: unbounded; both equal to At with two points, which
+	// have none). Fit's slope bounds are its own with three points or
+	// more, the slope itself with two.
 	At     float64 `json:"at"`
 	AtLow  float64 `json:"at_low"`
 	AtHigh float64 `json:"at_high"`
@@ -87,7 +89,7 @@ func (p ResourceProjection) String() string {
 }
 
 func levelOrInf(v float64) string {
-	if math.IsInf(v, 1) {
+	if math.IsInf(v, 1) || v == 0 {
 		return "∞"
 	}
 	return format.Level(math.Round(v))
@@ -144,6 +146,9 @@ func (res *Result) Project() *Projection {
 		if p.knownInterval() {
 			p.AtLow, p.AtHigh = at(line.SlopeHigh), at(line.SlopeLow)
 		}
+		if !p.knownInterval() {
+			p.Fit.SlopeLow, p.Fit.SlopeHigh = line.Slope, line.Slope // JSON has no infinity
+		}
 		ps = append(ps, p)
 	}
 	if len(ps) == 0 {
@@ -160,6 +165,11 @@ func (res *Result) Project() *Projection {
 	})
 	pr := &Projection{Resources: ps}
 	pr.judge(res)
+	for i := range pr.Resources {
+		if math.IsInf(pr.Resources[i].AtHigh, 1) {
+			pr.Resources[i].AtHigh = 0 // unbounded: JSON has no infinity
+		}
+	}
 	return pr
 }
 

@@ -1,6 +1,7 @@
 package result_test
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -89,4 +90,31 @@ func TestProjection(t *testing.T) {
 		}
 	})
 	assert.False(t, math.IsNaN(kneeRun(200<<10, nil, 0, 100, 200, 300).Projection.Resources[0].AtHigh))
+}
+
+// TestProjectionEncodes: a projection through two steps, and one whose
+// interval reaches zero, write as JSON (which has no infinity) and read
+// back.
+func TestProjectionEncodes(t *testing.T) {
+	res := kneeRun(200<<10, nil, 2600, 1000, 2250, 2600)
+	// Memory that barely grows and scatters: the slope's interval reaches
+	// zero, and the projection's upper bound is unbounded.
+	scatter := map[float64]float64{100: 0, 200: 3 * mib, 300: 1 * mib, 400: 4 * mib}
+	flat := kneeRun(0, func(l float64) float64 { return 20*mib + scatter[l] }, 0, 100, 200, 300, 400)
+	require.NotNil(t, flat.Projection)
+	var mem result.ResourceProjection
+	for _, p := range flat.Projection.Resources {
+		if p.Metric == "memory" {
+			mem = p
+		}
+	}
+	assert.Zero(t, mem.AtHigh, "unbounded, as 0: %s", mem)
+	assert.Contains(t, mem.String(), "–∞)")
+	for _, r := range []*result.Result{res, flat} {
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		var back result.Result
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, r.Projection, back.Projection)
+	}
 }
