@@ -239,6 +239,9 @@ func (pr *Projection) judge(res *Result) {
 		pr.Text = first + "; no level passed to set it against."
 	case hi < capacity:
 		pr.Text = fmt.Sprintf("%s; yet %s passed. The cost per unit falls as the load grows (work shared between users, caches warming): the projection is conservative.", first, format.Level(capacity))
+	case fail > 0 && lo > fail && p.reachedAt(res, fail):
+		pr.Text = fmt.Sprintf("%s; yet it ran out at %s already (the knee: %s–%s). Its cost per unit grows near the limit (a heap's headroom, a ramp's transients): the projection is optimistic.",
+			first, format.Level(fail), format.Level(capacity), format.Level(fail))
 	case fail > 0 && lo > fail:
 		pr.Text = fmt.Sprintf("%s; yet the knee came at %s–%s, before it. Something gave out first that the linear costs do not show: a cost that grows faster than the load (queueing, contention, a lock, a pool too small), or a resource without a limit here (the database, connections).",
 			first, format.Level(capacity), format.Level(fail))
@@ -278,4 +281,24 @@ func kneeText(res *Result) string {
 		return "≥ " + format.Level(res.Capacity)
 	}
 	return format.Level(res.Capacity) + "–" + format.Level(res.FirstFailure)
+}
+
+// reachedAt reports whether the resource was at 95% of its limit or more
+// in a step at level (its most memory, its mean cores).
+func (p ResourceProjection) reachedAt(res *Result, level float64) bool {
+	for _, s := range res.Steps {
+		if s.Step.Level != level {
+			continue
+		}
+		if r := s.Resource(p.Component, p.Metric); r != nil && r.Limit > 0 {
+			v := r.Max
+			if p.Metric == "cpu" {
+				v = r.Mean
+			}
+			if v >= 0.95*r.Limit {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -63,6 +63,21 @@ func TestProjection(t *testing.T) {
 		assert.Contains(t, pr.Text, "yet the knee came at 750–1,125, before it")
 		assert.Contains(t, res.Markdown(), "**disagrees with the knee**")
 	})
+	t.Run("runs out sooner than the line", func(t *testing.T) {
+		// The memory the line projects to 2,519 is all held at 2,250
+		// already (the heap's headroom): the same resource, non-linear.
+		near := func(l float64) float64 {
+			if l >= 2250 {
+				return 512 * mib
+			}
+			return 20*mib + 200<<10*l
+		}
+		res := kneeRun(0, near, 2250, 0, 1000, 1500, 2250)
+		pr := res.Projection
+		require.NotNil(t, pr)
+		assert.False(t, pr.Agrees)
+		assert.Contains(t, pr.Text, "yet it ran out at 2,250 already (the knee: 1,500–2,250)")
+	})
 	t.Run("a cost per user that falls", func(t *testing.T) {
 		// Memory that levels off as users share what is cached: a line
 		// through the passing levels meets the limit before 3,000 users,
