@@ -202,7 +202,7 @@ func eraTable(t *testing.T) {
 			{"Tool listings /s (5 connectors)", "TestLoad_RateCeiling/kind=listings/db=%s/era=%s"},
 		}
 		tb := report.Table{Title: fmt.Sprintf("Protocol eras side by side (seed 000, %s)", db),
-			Header: []string{"", "Handshake revisions", "`" + mcp.StatelessVersion + "`"}}
+			Header: []string{"", "Handshake revisions", mcp.StatelessVersion + " (stateless)"}}
 		eras := map[string]bool{}
 		commits := map[string]int{}
 		type cellOf struct {
