@@ -49,7 +49,13 @@ func (v *variants) get(name string) *loadtest.Result {
 // and name, as a result of its own would be), and logs it.
 func writeTable(t *testing.T, name string, tb report.Table) {
 	t.Helper()
-	path, _, err := files.ResultPaths(t.Name() + "/" + name)
+	writeTableAs(t, t.Name()+"/"+name, tb)
+}
+
+// writeTableAs writes t where a result of the test named full would be.
+func writeTableAs(t *testing.T, full string, tb report.Table) {
+	t.Helper()
+	path, _, err := files.ResultPaths(full)
 	require.NoError(t, err)
 	stem := strings.TrimSuffix(path, ".json")
 	require.NoError(t, report.WriteTable(stem, tb))
@@ -250,10 +256,6 @@ func eraTable(t *testing.T) {
 			tb.Rows = append(tb.Rows, row)
 		}
 		tb.Note = note(first) + " Each figure is a knee search's capacity; “–” is a run not made."
-		path, _, err := files.ResultPaths("TestLoad_GatewayKnee/eras_db=" + string(db))
-		require.NoError(t, err)
-		stem := strings.TrimSuffix(path, ".json")
-		require.NoError(t, report.WriteTable(stem, tb))
-		t.Logf("%s (%s.md, .csv):\n%s", tb.Title, stem, tb.Markdown())
+		writeTableAs(t, "TestLoad_GatewayKnee/eras_db="+string(db), tb)
 	}
 }
