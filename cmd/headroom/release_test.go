@@ -132,7 +132,10 @@ func TestABTwoReleasesOfAModule(t *testing.T) {
 	require.NoError(t, err)
 	t.Setenv("GOPROXY", proxy+",file://"+strings.TrimSpace(string(cache))+"/cache/download")
 	t.Setenv("GOSUMDB", "off")
-	t.Setenv("GOFLAGS", "-mod=mod")
+	// -mod=mod beside the caller's flags: the Makefile's -trimpath kept,
+	// the user module's build finds every dependency compiled (a minute of
+	// a cold run otherwise).
+	t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"))
 
 	mod := usermod.New(t, root, "example.com/team", map[string]string{"loadtest/greeter_test.go": greeterScenario})
 	gomod, err := os.ReadFile(filepath.Join(mod.Dir, "go.mod"))

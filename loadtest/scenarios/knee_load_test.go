@@ -43,18 +43,36 @@ func TestLoad_GatewayKnee(t *testing.T) {
 	for _, db := range dbs {
 		t.Run("db="+string(db), func(t *testing.T) {
 			for _, e := range eras(t) {
-				t.Run("era="+e.name, func(t *testing.T) { gatewayKnee(t, db, e) })
+				t.Run("era="+e.name, func(t *testing.T) { gatewayKnee(t, db, e, podSetup{}) })
 			}
 		})
 	}
 	eraTable(t)
 }
 
-func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
+// podSetup is how TestLoad_Replicas varies the knee search: replicas of
+// the relay behind Caddy, each of cpus and memory (go-units; "" keeps
+// WithLimits' defaults and the environment's), and a plan whose start and
+// maximum are the knobs' times the replicas, and a cap on the upstream's
+// slowest answer (UPSTREAM_CAP overrides it). The zero value is the
+// headline's one pod.
+type podSetup struct {
+	replicas     int
+	cpus, memory string
+	plan         *loadtest.Knee // nil: the headline's
+	upstreamCap  time.Duration  // the slowest upstream answer at full size; 0: the calibrated 50 s
+}
+
+func gatewayKnee(t *testing.T, db fixtures.Database, e era, pod podSetup) *loadtest.Result {
 	k := loadtest.NewKnobs(t)
-	plan := k.Knee(
-		loadtest.Knee{Start: 1000, Factor: 1.5, Max: 12_000, Ramp: 60 * time.Second, Hold: 90 * time.Second},
-		loadtest.Knee{Start: 20, Factor: 2, Max: 80, Ramp: 3 * time.Second, Hold: 8 * time.Second})
+	var plan loadtest.Knee
+	if pod.plan != nil {
+		plan = *pod.plan
+	} else {
+		plan = k.Knee(
+			loadtest.Knee{Start: 1000, Factor: 1.5, Max: 12_000, Ramp: 60 * time.Second, Hold: 90 * time.Second},
+			loadtest.Knee{Start: 20, Factor: 2, Max: 80, Ramp: 3 * time.Second, Hold: 8 * time.Second})
+	}
 	gap, seed := k.Duration("GAP", "90s", "1s"), k.Uint("SEED", "1", "1")
 	top := int(plan.Max)
 
@@ -66,11 +84,19 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	}
 	// A probe drains until its slowest call is answered: a lower cap (the
 	// calls over it are over the 15 s bar either way) shortens every probe.
-	upstream.Call.Cap = mockupstream.Duration(k.Duration("UPSTREAM_CAP", time.Duration(upstream.Call.Cap).String(), time.Duration(upstream.Call.Cap).String()))
+	capDefault := time.Duration(upstream.Call.Cap)
+	if pod.upstreamCap > 0 && !testing.Short() {
+		capDefault = pod.upstreamCap
+	}
+	upstream.Call.Cap = mockupstream.Duration(k.Duration("UPSTREAM_CAP", capDefault.String(), capDefault.String()))
 	k.Set("upstream_call", upstream.Call)
 	// Each user holds its stream and may hold a request connection.
-	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
-		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(2*top))
+	opts := []fixtures.Option{fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
+		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(2 * top), fixtures.WithLimits(pod.cpus, pod.memory)}
+	if pod.replicas > 0 {
+		opts = append(opts, fixtures.WithReplicas(pod.replicas))
+	}
+	stack := fixtures.Start(t, opts...)
 	pop := populate(t, k, stack, top, k.Int("USAGE_ROWS", "200000", "20000", 0), seed)
 	hc := gatewayClient(t, stack, top)
 	checkClientAddrs(t, stack, hc)
@@ -89,4 +115,5 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era) {
 	if err := res.Err(); err != nil {
 		t.Error(err)
 	}
+	return res
 }
