@@ -45,7 +45,7 @@ func TestScaling(t *testing.T) {
 		verdict: []string{result.ScalingBase, result.ScalingLinear, result.ScalingSublinear},
 		fails:   true,
 	}, {
-		name: "superlinear",
+		name:    "superlinear",
 		runs:    []*result.Result{one, search(3100, 2400, 3000, 3300), search(3100, 2400, 3000, 3300)},
 		verdict: []string{result.ScalingBase, result.ScalingSuperlinear, result.ScalingLinear},
 	}, {
@@ -54,15 +54,15 @@ func TestScaling(t *testing.T) {
 		runs:    []*result.Result{search(1050, 500, 1000, 2000), search(2100, 800, 1600, 3200)},
 		verdict: []string{result.ScalingBase, result.ScalingUnknown},
 	}, {
-		name: "one replica never failed",
+		name:    "one replica never failed",
 		runs:    []*result.Result{search(0, 500, 1000), search(0, 1000, 2000)},
 		verdict: []string{result.ScalingBase, result.ScalingUnknown},
 	}, {
-		name: "a lower bound that is surely linear",
+		name:    "a lower bound that is surely linear",
 		runs:    []*result.Result{one, search(0, 2000, 2100)},
 		verdict: []string{result.ScalingBase, result.ScalingLinear},
 	}, {
-		name: "nothing held",
+		name:    "nothing held",
 		runs:    []*result.Result{one, search(100, 200, 400)},
 		verdict: []string{result.ScalingBase, result.ScalingUnknown},
 	}}
