@@ -154,6 +154,22 @@ func (k *Knobs) Float(name, full, short string, min float64) float64 {
 	return x
 }
 
+// Share reads a knob that is a share of a whole, 0 to 1 ("0.05"); a
+// percentage ("5%") is read as its share.
+func (k *Knobs) Share(name, full, short string) float64 {
+	k.t.Helper()
+	v := k.String(name, full, short)
+	num, pct := strings.CutSuffix(v, "%")
+	x, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if pct {
+		x /= 100
+	}
+	if err != nil || !(x >= 0 && x <= 1) {
+		k.t.Fatalf("knob %s=%q: give a share from 0 to 1 (0.05) or a percentage (5%%)", name, v)
+	}
+	return x
+}
+
 // Knee reads a knee search's knobs — START, FACTOR, MAX, PRECISION,
 // PROBES, RAMP, HOLD — with full's and short's fields as their defaults,
 // and fails the test on a plan that does not validate.

@@ -40,6 +40,9 @@ func TestKnobsReadValidateAndRecord(t *testing.T) {
 		assert.Equal(t, 90*time.Second, gap)
 	}
 	assert.Equal(t, uint64(7), k.Uint("SEED_FOR_TEST", "7", "7"))
+	t.Setenv("BOT_SHARE", "5%")
+	assert.InDelta(t, 0.05, k.Share("BOT_SHARE", "0.01", "0.01"), 1e-12, "a percentage is its share")
+	assert.Equal(t, 0.08, k.Share("TOOL_ERRORS_FOR_TEST", "0.08", "0.08"))
 	k.Set("population", 80)
 	p := k.Params()
 	assert.Equal(t, "10, 20", p["USERS"])
@@ -63,6 +66,8 @@ func TestKnobsRefuseBadValues(t *testing.T) {
 		{"USERS", "idle,ten", func(k *loadtest.Knobs) { k.Levels("USERS", "1", "1") }, `(idle for the stack at rest: idle,50,100)`},
 		{"REPLICAS", "0", func(k *loadtest.Knobs) { k.Int("REPLICAS", "1", "1", 1) }, `knob REPLICAS="0": give a whole number of at least 1`},
 		{"SEED", "-3", func(k *loadtest.Knobs) { k.Uint("SEED", "1", "1") }, `knob SEED="-3": give a whole number of zero or more`},
+		{"BOT_SHARE", "1.5", func(k *loadtest.Knobs) { k.Share("BOT_SHARE", "0.01", "0.01") }, `knob BOT_SHARE="1.5": give a share from 0 to 1`},
+		{"TOOL_ERRORS", "-2%", func(k *loadtest.Knobs) { k.Share("TOOL_ERRORS", "0.08", "0.08") }, `knob TOOL_ERRORS="-2%": give a share from 0 to 1`},
 		{"FACTOR", "1", func(k *loadtest.Knobs) { k.Knee(kneeDefaults, kneeDefaults) }, `knob FACTOR="1": give a number greater than 1`},
 		{"MAX", "50", func(k *loadtest.Knobs) { k.Knee(kneeDefaults, kneeDefaults) }, `plan: knee Max is 50; give the highest level to probe, >= Start (100)`},
 	} {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -49,7 +50,8 @@ import (
 // correctness bars only.
 //
 // Knobs: SETUP (standard, scale or all), AGENTS, RAMP, HOLD, PACE (a
-// factor on every think time), DATA (full or short), POLL (top: the top
+// factor on every think time), DATA (full or short) and each of its
+// sizes over it (UNITS, ACCOUNTS, CONTACTS, CASES, MESSAGES), POLL (top: the top
 // step with the poll client; off), P95, SEED, LOADTEST_BACKEND. -short runs
 // idle, 20 and 40 agents at a tenth of the think times on the small data
 // set.
@@ -64,8 +66,11 @@ func TestLoad_Helpdesk(t *testing.T) {
 }
 
 // helpdeskSetups returns the setups SETUP names: standard, scale, or all
-// (the default).
+// (the default); against a deployed system, that one ("deployed").
 func helpdeskSetups(t *testing.T) []string {
+	if fixtures.Deployed() {
+		return []string{"deployed"} // its processes are its own
+	}
 	switch v := os.Getenv("SETUP"); v {
 	case "standard", "scale":
 		return []string{v}
@@ -94,7 +99,18 @@ func helpdesk(t *testing.T, setup string, runs *variants) {
 	} else if data != "full" {
 		t.Fatalf("knob DATA=%q: give full or short", data)
 	}
+	// The data set's sizes, each its own knob over DATA's.
+	for _, n := range []struct {
+		knob  string
+		field *int
+	}{{"UNITS", &spec.Units}, {"ACCOUNTS", &spec.Accounts}, {"CONTACTS", &spec.Contacts}, {"CASES", &spec.Cases}, {"MESSAGES", &spec.Messages}} {
+		d := strconv.Itoa(*n.field)
+		*n.field = k.Int(n.knob, d, d, 1)
+	}
 	spec.Secret = []byte("helpdesk")
+	if err := spec.Validate(); err != nil {
+		t.Fatalf("knobs DATA, UNITS, ACCOUNTS, CONTACTS, CASES, MESSAGES: %v", err)
+	}
 	top := int(agents[len(agents)-1])
 	k.Set("setup", setup)
 

@@ -28,7 +28,9 @@ import (
 // gave out first.
 //
 // Knobs: START, FACTOR, MAX, PRECISION, PROBES, RAMP, HOLD, GAP, SEED,
-// UPSTREAM_CAP (the slowest upstream answer, 50 s as calibrated),
+// the user model's (relayload.Model: BOT_SHARE, RELIST, DASHBOARD_SHARE,
+// CALL_MEDIAN, CALL_P95, UPSTREAM_CAP — the slowest upstream answer, 50 s
+// as calibrated —, TOOL_ERRORS, BIG_ANSWERS),
 // LOADTEST_DB (both databases: LOADTEST_DB=all), LOADTEST_ERA (the
 // stateless revision's run: stateless, or all for both back to back),
 // LOADTEST_TARGET_CPUS, LOADTEST_TARGET_MEMORY. -short probes 20 → 80
@@ -36,8 +38,8 @@ import (
 // handshake era, in both with LOADTEST_MATRIX=full.
 func TestLoad_GatewayKnee(t *testing.T) {
 	besideOthers(t)
-	dbs := fixtures.Databases(t)
-	if testing.Short() && os.Getenv("LOADTEST_DB") == "" {
+	dbs := databases(t)
+	if testing.Short() && os.Getenv("LOADTEST_DB") == "" && !fixtures.Deployed() {
 		dbs = []fixtures.Database{fixtures.Postgres}
 	}
 	for _, db := range dbs {
@@ -88,7 +90,9 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era, pod podSetup) *loadt
 	if pod.upstreamCap > 0 && !testing.Short() {
 		capDefault = pod.upstreamCap
 	}
-	upstream.Call.Cap = mockupstream.Duration(k.Duration("UPSTREAM_CAP", capDefault.String(), capDefault.String()))
+	upstream.Call.Cap = mockupstream.Duration(capDefault)
+	model := &relayload.Gateway{MeanGap: gap, ClientAddrs: true, ProtocolVersion: e.revision}
+	require.NoError(t, relayload.Model(k, model, &upstream)) // BOT_SHARE, CALL_MEDIAN, TOOL_ERRORS, …
 	k.Set("upstream_call", upstream.Call)
 	// Each user holds its stream and may hold a request connection.
 	opts := []fixtures.Option{fixtures.WithTarget(relayload.Service()), fixtures.WithDatabase(db), fixtures.WithUpstreamBehavior(upstream),
@@ -101,8 +105,8 @@ func gatewayKnee(t *testing.T, db fixtures.Database, e era, pod podSetup) *loadt
 	hc := gatewayClient(t, stack, top)
 	checkClientAddrs(t, stack, hc)
 
-	gateway, err := (&relayload.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
-		HTTP: hc, Token: pop.TokenOf, MeanGap: gap, ClientAddrs: true, ProtocolVersion: e.revision}).Users()
+	model.URL, model.DashboardURL, model.HTTP, model.Token = stack.URL+"/mcp", stack.URL+"/api/dashboard", hc, pop.TokenOf
+	gateway, err := model.Users()
 	require.NoError(t, err)
 	res := loadtest.Test(t, stack.Scenario(loadtest.Scenario{
 		Workload: gateway, Plan: plan, Checks: gatewayBar(stack), Seed: seed,
