@@ -334,7 +334,7 @@ func build(res *loadtest.Result, jsonPath string) *view {
 		{"CPU", e.CPUModel}, {"Cores", fmt.Sprint(e.Cores)}, {"GOMAXPROCS", fmt.Sprint(e.GOMAXPROCS)},
 		{"OS", e.OS}, {"Kernel", e.Kernel}, {"Memory", units.BytesSize(float64(e.Memory))}, {"Go", e.Go},
 		{"Host", e.Host}, {"Backend", e.System.Backend}, {"Engine", e.System.Engine},
-		{"Target limits", format.Limits(e.System.CPUs, e.System.Memory)}, {"Class", e.Class},
+		{"Target limits", targetLimits(e.System)}, {"Class", e.Class},
 	}
 	v.Components2 = e.System.Components
 	for _, k := range slices.Sorted(maps.Keys(res.Params)) {
@@ -463,4 +463,13 @@ func formatOutcomes(k *result.KindResult) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// targetLimits is the environment table's "Target limits": the pinned
+// limits, or a deployment's unknown shape.
+func targetLimits(t result.System) string {
+	if t.ShapeUnknown() {
+		return "unknown: the system deployed at " + t.Deployed
+	}
+	return format.Limits(t.CPUs, t.Memory)
 }

@@ -10,8 +10,12 @@ import (
 // in what shape. Fixtures fill it (Stack.System); a scenario passes it in
 // Scenario.System.
 type System struct {
-	// Backend is how the stack ran: "docker", "local" or "external".
+	// Backend is how the stack ran: "docker", "local", "external", or
+	// "deployed" (a system already running at Deployed, its shape —
+	// limits, replicas, other parts — unknown).
 	Backend string `json:"backend,omitempty"`
+	// Deployed is the deployed system's base URL, with Backend "deployed".
+	Deployed string `json:"deployed,omitempty"`
 	// Engine is the container engine's version, when there is one.
 	Engine string `json:"engine,omitempty"`
 	// CPUs is the target's CPU limit in cores; 0 when unlimited.
@@ -134,10 +138,15 @@ type Environment struct {
 
 // classFields are the facts that decide comparability, by name.
 func (e Environment) classFields() [][2]string {
+	backend := e.System.Backend
+	if e.System.ShapeUnknown() {
+		// One deployment compares with itself only.
+		backend += " " + e.System.Deployed
+	}
 	return [][2]string{
 		{"cpu_model", e.CPUModel},
 		{"cores", strconv.Itoa(e.Cores)},
-		{"backend", e.System.Backend},
+		{"backend", backend},
 		{"target_cpus", strconv.FormatFloat(e.System.CPUs, 'g', -1, 64)},
 		{"target_memory", strconv.FormatInt(e.System.Memory, 10)},
 	}
@@ -164,3 +173,8 @@ func (e Environment) ClassDiff(o Environment) []string {
 	}
 	return out
 }
+
+// ShapeUnknown reports whether the system under test was a deployment the
+// run did not start, whose limits, replicas and other parts it cannot
+// know.
+func (s System) ShapeUnknown() bool { return s.Backend == "deployed" }

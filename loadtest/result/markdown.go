@@ -45,7 +45,10 @@ func (res *Result) Markdown() string {
 		res.Start.UTC().Format("2006-01-02 15:04 UTC"), res.End.Sub(res.Start).Round(time.Second), res.Seed)
 	e := res.Environment
 	p("Measured on %s, %d cores, %s (kernel %s), %s RAM", e.CPUModel, e.Cores, e.OS, e.Kernel, units.BytesSize(float64(e.Memory)))
-	if t := e.System; t.Backend != "" {
+	switch t := e.System; {
+	case t.ShapeUnknown():
+		p("; target: the system deployed at %s, its shape unknown (its limits, replicas and other parts are its own)", t.Deployed)
+	case t.Backend != "":
 		p("; target pinned to %s on the %s backend", format.Limits(t.CPUs, t.Memory), t.Backend)
 	}
 	p(".\n\n")

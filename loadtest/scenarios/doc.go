@@ -33,7 +33,10 @@
 //   - TestLoad_Soak: memory over a working day (seed 004's open
 //     question) — the relay held at one level for hours, its memory and
 //     goroutines fitted over the hold, as built (no leak) and with a
-//     planted leak (caught).
+//     planted leak (caught);
+//   - TestLoad_Replicas: capacity against replicas (seed 000's "roughly
+//     linear") — the gateway knee on 1, 2 and 3 small relay pods behind
+//     Caddy, each count's factor over one pod with its interval.
 //
 // Each scenario starts the stack with package fixtures, seeds it with its
 // product's seeder (examples/relay/relayseed, examples/desk/deskseed, built

@@ -91,6 +91,7 @@ func (d drainFigures) FailedDuringStop() int64 {
 //
 // Knobs: RATE, RAMP, HOLD, AT, SLOW, BUDGET, TIMEOUT.
 func TestLoad_Drain(t *testing.T) {
+	notDeployed(t, "restarts its target under each drain policy")
 	k := loadtest.NewKnobs(t)
 	rate := k.Float("RATE", "200", "100", 1)
 	ramp, hold := k.Duration("RAMP", "2s", "1s"), k.Duration("HOLD", "20s", "4s")

@@ -63,6 +63,7 @@ var allPostures = []posture{
 //
 // Knobs: RATE, RAMP, HOLD, TRIALS, SCRAPE_EVERY.
 func TestLoad_FeatureTax(t *testing.T) {
+	notDeployed(t, "starts its target in each posture")
 	k := loadtest.NewKnobs(t)
 	postures := taxPostures(t)
 	r := taxRun{k: k, rate: k.Float("RATE", "400", "200", 1), ramp: k.Duration("RAMP", "2s", "250ms"), hold: k.Duration("HOLD", "15s", "1s"),

@@ -67,6 +67,7 @@ var forwardCells = []forwardCell{
 // Knobs: RATE, RAMP, HOLD, WORKERS, FAST, SLOW, TIMEOUT. The study page is
 // testdata/results/TestLoad_Forward/study[.short].md.
 func TestLoad_Forward(t *testing.T) {
+	notDeployed(t, "starts its target in each runtime model")
 	k := loadtest.NewKnobs(t)
 	kn := forwardKnobs{rate: k.Float("RATE", "400", "200", 1), ramp: k.Duration("RAMP", "5s", "1s"), hold: k.Duration("HOLD", "30s", "5s"),
 		workers: k.Int("WORKERS", "4", "2", 1), fast: k.Duration("FAST", "1ms", "1ms"), slow: k.Duration("SLOW", "50ms", "50ms"),

@@ -43,6 +43,7 @@ func TestLoad_IdleStreams(t *testing.T) {
 	stack := fixtures.Start(t, fixtures.WithTarget(relayload.Service()), fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(top+top/10))
 	pop := populate(t, k, stack, top, 0, seed)
 	hc := gatewayClient(t, stack, top)
+	checkClientAddrs(t, stack, hc)
 	idle, err := (&relayload.Gateway{URL: stack.URL + "/mcp", HTTP: hc, Token: pop.TokenOf, Idle: true, Reconnect: -1}).Users()
 	require.NoError(t, err)
 

@@ -34,3 +34,26 @@ func besideOthers(t *testing.T) {
 		t.Parallel()
 	}
 }
+
+// deployedDB names the database of a deployed system (fixtures.Deployed):
+// its own, whichever it is; subtests "db=deployed".
+const deployedDB fixtures.Database = "deployed"
+
+// databases returns the databases a scenario runs on: fixtures.Databases,
+// or against a deployed system its own alone.
+func databases(t *testing.T) []fixtures.Database {
+	if fixtures.Deployed() {
+		return []fixtures.Database{deployedDB}
+	}
+	return fixtures.Databases(t)
+}
+
+// notDeployed skips a scenario that must configure its target — start it
+// with a fault, a posture, so many replicas, sample its process — when
+// the scenarios load a deployed system (fixtures.TargetURLEnv) instead.
+func notDeployed(t *testing.T, why string) {
+	t.Helper()
+	if fixtures.Deployed() {
+		t.Skipf("%s is set: this scenario %s, which a deployed system does not let it do; unset it to run the scenario on its own stack", fixtures.TargetURLEnv, why)
+	}
+}

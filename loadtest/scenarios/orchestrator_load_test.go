@@ -65,6 +65,7 @@ const (
 // delay), HOLD, SEED, LOADTEST_BACKEND. -short runs 12 missions on 2
 // runners against a 1 s vendor, with the correctness bars only.
 func TestLoad_Orchestrator(t *testing.T) {
+	notDeployed(t, "starts its runners against its own mock vendor")
 	k := loadtest.NewKnobs(t)
 	for _, w := range strings.Split(k.String("WEB", "0,2", "0,2"), ",") {
 		web, err := strconv.Atoi(strings.TrimSpace(w))

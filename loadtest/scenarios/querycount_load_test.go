@@ -39,6 +39,7 @@ import (
 //
 // Knobs: RATE, RAMP, HOLD, TRIALS, USERS, ROWS, LOADTEST_BACKEND.
 func TestLoad_QueryCount(t *testing.T) {
+	notDeployed(t, "starts its target with and without a planted fault")
 	besideOthers(t)
 	k := loadtest.NewKnobs(t)
 	rate := k.Float("RATE", "50", "20", 1)

@@ -63,7 +63,7 @@ func TestLoad_RateCeiling(t *testing.T) {
 	es := eras(t)
 	for _, rk := range rateKinds {
 		t.Run("kind="+rk.name, func(t *testing.T) {
-			for _, db := range fixtures.Databases(t) {
+			for _, db := range databases(t) {
 				t.Run("db="+string(db), func(t *testing.T) {
 					for i, e := range es {
 						t.Run("era="+e.name, func(t *testing.T) {
@@ -132,6 +132,7 @@ func rateCeiling(t *testing.T, rk rateKind, db fixtures.Database, e era) *loadte
 		fixtures.WithTargetEnv(relayEnv), fixtures.WithConnections(inFlight))
 	pop := populate(t, k, stack, sessions, rows, seed)
 	hc := gatewayClient(t, stack, inFlight)
+	checkClientAddrs(t, stack, hc)
 
 	do, err := rateRequests(t.Context(), hc, stack.URL, pop.TokenOf, sessions, rk.kind, e.revision)
 	require.NoError(t, err)

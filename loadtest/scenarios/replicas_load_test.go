@@ -41,6 +41,7 @@ import (
 // and the factor unknown, but the replicas, Caddy's spread and the table
 // are exercised.
 func TestLoad_Replicas(t *testing.T) {
+	notDeployed(t, "starts its target with 1, 2 and 3 replicas")
 	besideOthers(t)
 	k := loadtest.NewKnobs(t)
 	counts := replicaCounts(t, k.String("REPLICAS", "1,2,3", "1,2"))

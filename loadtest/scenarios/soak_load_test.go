@@ -38,6 +38,7 @@ import (
 // LEAK, LEAKY (the leaky relay's hold, at most SOAK: 3m, 30s in -short),
 // SAMPLE (the sampling interval: 10s, 500ms in -short), LOADTEST_BACKEND.
 func TestLoad_Soak(t *testing.T) {
+	notDeployed(t, "starts a leaky build of its target and samples its process")
 	besideOthers(t)
 	k := loadtest.NewKnobs(t)
 	users := k.Int("USERS", "100", "30", 1)
