@@ -39,7 +39,7 @@ ABFLAGS ?= -short
 # regression sought (20% finds a ×1.4 one); noise below it is no change.
 MATTERS ?= 20%
 
-.PHONY: help deps test unit scenarios-short load smoke scenario images prebuild bench bench-deps lint lint-cross clean-results report ab bisect bisect-step history history-add history-changes nightly
+.PHONY: help deps test unit scenarios-short load smoke scenario images prebuild bench bench-deps lint lint-cross clean-results report ab bisect bisect-step history history-add history-changes nightly reference-studies
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -157,6 +157,9 @@ HISTORY ?= testdata/history.jsonl
 
 nightly: ## rehearse the nightly here: a night per commit of a throwaway history, find its planted step and drift, bisect the step
 	HEADROOM_NIGHTLY=full $(GO) test -count=1 -timeout 30m -v -run '^TestNightlyRehearsal$$' ./cmd/headroom/
+
+reference-studies: ## rewrite the runtime-studies reference page and its CSVs from the study files under testdata/reference/studies (copy a run's study.json there first)
+	$(GO) run ./cmd/headroom render -studies -o testdata/reference/studies testdata/reference/studies
 
 history-changes: ## steps and drifts in every figure of the history (SCENARIO to choose); exit 1 on a change for the worse
 	$(GO) run ./cmd/headroom history changes -file $(HISTORY) $(if $(SCENARIO),-scenario '$(SCENARIO)')

@@ -64,7 +64,8 @@ commands:
                                   an array with several results or a DIR), or JUnit XML (a suite per result, a case
                                   per step) of the results given or found under each DIR
   render  -studies [DIR|FILE...]  print the runtime-studies page of study files (study.json), or of every one
-                                  under DIR (default testdata/results); exit 1 when a study's reading failed
+                                  under DIR (default testdata/results); exit 1 when a study's reading failed;
+                                  -o DIR writes it to DIR/README.md with a CSV beside each table
   compare BASE.json NEW.json      compare NEW with BASE (a result or a baseline); exit 1 on a regression
   history [DIR|FILE...]           capacity and verdict of every result, oldest first (default testdata/results)
   history add [-note TEXT] [-new-baseline] [-file FILE] RESULT.json...

@@ -28,11 +28,15 @@ func render(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	studies := fs.Bool("studies", false, "render the runtime studies page of the study files given, or of every study file under the directories given (default testdata/results)")
 	format := fs.String("format", "md", "md: the Markdown capacity report of one result; json: a machine-readable summary (an array with several results or a directory); junit: JUnit XML, a test case per step (of every result under a directory given)")
+	out := fs.String("o", "", "with -studies: write the page (README.md) to this directory with a CSV beside each table, instead of printing it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *studies || (fs.NArg() == 1 && isStudyFile(fs.Arg(0))) {
-		return renderStudies(fs.Args(), stdout)
+		return renderStudies(fs.Args(), *out, stdout)
+	}
+	if *out != "" {
+		return fmt.Errorf("-o is for -studies (the HTML report's is headroom report -o)")
 	}
 	switch *format {
 	case "md", "markdown":

@@ -23,8 +23,10 @@ func isStudyFile(path string) bool {
 // in args, or found under the directories named (default
 // testdata/results): a lab profile, then every study's tables, in the
 // order of their paths. With both a full and a -short study of one test,
-// both are shown, each marked.
-func renderStudies(args []string, stdout io.Writer) error {
+// both are shown, each marked. With out, the page goes to out/README.md
+// with a CSV beside each table (study.WritePage): how the committed
+// reference pages under testdata/reference/studies are made.
+func renderStudies(args []string, out string, stdout io.Writer) error {
 	if len(args) == 0 {
 		args = []string{filepath.Join("testdata", "results")}
 	}
@@ -63,8 +65,12 @@ func renderStudies(args []string, stdout io.Writer) error {
 		}
 		studies = append(studies, s)
 	}
-	_, err := io.WriteString(stdout, study.Page(studies...))
-	if err != nil {
+	if out != "" {
+		if err := study.WritePage(out, studies...); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s and %d CSV files\n", filepath.Join(out, study.PageFile), countTables(studies))
+	} else if _, err := io.WriteString(stdout, study.Page(studies...)); err != nil {
 		return err
 	}
 	for _, s := range studies {
@@ -73,4 +79,12 @@ func renderStudies(args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func countTables(studies []*study.Study) int {
+	n := 0
+	for _, s := range studies {
+		n += len(s.Tables)
+	}
+	return n
 }

@@ -14,7 +14,11 @@ const Portability = "Absolute rates and latencies are not portable across hosts:
 // distinct lab, then each study's reading and tables, each row a cell with
 // its baseline marked ("baseline", or "vs <cell>" with the ratio of the
 // achieved rate when both have one).
-func Page(studies ...*Study) string {
+func Page(studies ...*Study) string { return page(studies, nil) }
+
+// page renders Page; csv, when given, names the CSV file of a study's
+// i-th table, linked below it.
+func page(studies []*Study, csv func(s *Study, i int) string) string {
 	var b strings.Builder
 	b.WriteString("# Runtime studies\n\n")
 	b.WriteString(Portability + " These are measurements, not service-level objectives.\n\n")
@@ -76,8 +80,11 @@ func Page(studies ...*Study) string {
 				}
 			}
 		}
-		for _, t := range s.Tables {
+		for i, t := range s.Tables {
 			writeTable(&b, t, cells)
+			if csv != nil {
+				fmt.Fprintf(&b, "CSV: [%[1]s](%[1]s)\n\n", csv(s, i))
+			}
 		}
 		if len(s.Problems) > 0 {
 			b.WriteString("**The study's reading did not hold:**\n\n")

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,4 +68,22 @@ func TestWriteRead(t *testing.T) {
 
 	_, err = Read(filepath.Join(t.TempDir(), "missing.json"))
 	assert.Error(t, err)
+}
+
+func TestWritePageWithCSVs(t *testing.T) {
+	dir := t.TempDir()
+	s := sample()
+	s.Short = true
+	require.NoError(t, WritePage(dir, s))
+	page, err := os.ReadFile(filepath.Join(dir, PageFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "| upstream=slow/mode=async | **baseline** | async | 190.2 | 1000 |")
+	assert.Contains(t, string(page), "CSV: [TestLoad_Forward.short-1.csv](TestLoad_Forward.short-1.csv)", "each table links its CSV")
+	assert.NotContains(t, Page(s), "CSV:", "a page printed alone links no file")
+	csv, err := os.ReadFile(filepath.Join(dir, "TestLoad_Forward.short-1.csv"))
+	require.NoError(t, err)
+	assert.Equal(t, "Cell,Read against,Runtime,Achieved (ok/s),Sent\n"+
+		"upstream=slow/mode=async,,async,190.25,1000\n"+
+		"upstream=slow/mode=sync,upstream=slow/mode=async,sync|4,20,\n", string(csv),
+		"figures at full precision, an empty field where a cell has none")
 }
