@@ -135,6 +135,27 @@ func TestChecksFailForTheRightReason(t *testing.T) {
 	}
 }
 
+// A breach another check is sure of stands beside a check with too few
+// answers to judge: the step fails (a collapsing target answers too few
+// for a p95), and the unjudged check is still listed.
+func TestBreachBesideAnUnjudgedCheckFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := run(t, loadtest.Scenario{
+			Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: answer(every(2, loadtest.HTTP5xx))}}, Timeout: time.Second},
+			Plan:     loadtest.Ladder{Steps: []loadtest.Step{{Level: 3, Hold: 10 * time.Second}}},
+			Checks:   []loadtest.Check{loadtest.LatencyBelow("get", 95, 10*time.Millisecond), loadtest.RateBelow("get", loadtest.HTTP5xx, 0.05)},
+			Drain:    2 * time.Second,
+		})
+		s := res.Steps[0]
+		assert.Equal(t, result.Fail, s.Verdict, "violations %q, unjudged %q", s.Violations, s.Unjudged)
+		require.Len(t, s.Violations, 1)
+		assert.Contains(t, s.Violations[0], "http_5xx rate of get < 5%: measured 50%")
+		require.Len(t, s.Unjudged, 1)
+		assert.Contains(t, s.Unjudged[0], "fewer than the 100 a p95 needs")
+		assert.ErrorIs(t, res.Err(), loadtest.ErrBreach)
+	})
+}
+
 // Arrivals dropped because every worker was busy count as failures.
 func TestFailuresCountDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -438,20 +438,22 @@ func (s *StepResult) Resource(component, metric string) *SeriesSummary {
 	return nil
 }
 
-// InvalidReasons returns why the step is invalid: the harness's reasons,
-// the checks it could not judge and, when a check was violated, the
-// doubts on the machine; none when the system under test went down
-// (Down), whose breach they follow.
+// InvalidReasons returns why the step is invalid: the harness's reasons;
+// when a check was violated, the doubts on the machine (the breach may be
+// theirs); when none was, the checks it could not judge (a pass needs
+// every check). A check it could not judge does not void a breach another
+// check is sure of: a collapsing target answers too few requests for a
+// p95, and that is its failure, not the harness's. None when the system
+// under test went down (Down), whose breach they follow.
 func (s *StepResult) InvalidReasons() []string {
-
 	if s.Down {
 		return nil
 	}
-	out := append(append([]string(nil), s.Self.Reasons...), s.Unjudged...)
+	out := append([]string(nil), s.Self.Reasons...)
 	if len(s.Violations) > 0 {
-		out = append(out, s.Self.Doubts...)
+		return append(out, s.Self.Doubts...)
 	}
-	return out
+	return append(out, s.Unjudged...)
 }
 
 // Latencies are a kind's latency percentiles.
