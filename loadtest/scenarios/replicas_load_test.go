@@ -36,10 +36,10 @@ import (
 // Knobs: REPLICAS (1,2,3; -short 1,2), MIN_EFFICIENCY, and the knee's
 // START (per replica; 600), FACTOR (1.5), MAX (per replica; 4000),
 // PRECISION (0.1: brackets of ±10% tell linear from not), PROBES (7),
-// RAMP (15s), HOLD (25s), GAP, SEED, UPSTREAM_CAP (20s). -short probes
-// 20 → 80 users a replica: every count's capacity is then a lower bound
-// and the factor unknown, but the replicas, Caddy's spread and the table
-// are exercised.
+// RAMP (15s), HOLD (25s), GAP, SEED, UPSTREAM_CAP (20s), and the user
+// model's (relayload.Model). -short probes 20 and 40 users a replica:
+// every count's capacity is then a lower bound and the factor unknown,
+// but the replicas, Caddy's spread and the table are exercised.
 func TestLoad_Replicas(t *testing.T) {
 	notDeployed(t, "starts its target with 1, 2 and 3 replicas")
 	besideOthers(t)
@@ -48,7 +48,7 @@ func TestLoad_Replicas(t *testing.T) {
 	minEff := k.Float("MIN_EFFICIENCY", "0.8", "0.8", 0)
 	plan := k.Knee(
 		loadtest.Knee{Start: 600, Factor: 1.5, Max: 4000, Precision: 0.1, MaxProbes: 7, Ramp: 15 * time.Second, Hold: 25 * time.Second},
-		loadtest.Knee{Start: 20, Factor: 2, Max: 80, Ramp: 3 * time.Second, Hold: 8 * time.Second})
+		loadtest.Knee{Start: 20, Factor: 2, Max: 40, Ramp: 2 * time.Second, Hold: 6 * time.Second})
 	// A probe drains in 25 s, not the calibrated 55 s: calls over 20 s are
 	// over the 15 s bar either way.
 	pod := podSetup{cpus: "0.25", memory: "48MiB", upstreamCap: 20 * time.Second}
