@@ -226,7 +226,7 @@ func (s *Scaling) Rows() [][]string {
 		capacity, between, per := "none", "–", "–"
 		if p.Capacity > 0 {
 			capacity = format.Level(p.Capacity)
-			per = format.Level(p.Capacity / float64(p.Replicas))
+			per = format.Level(math.Round(p.Capacity / float64(p.Replicas)))
 			between = "≥ " + capacity
 			if p.FirstFailure > 0 {
 				between = capacity + " – " + format.Level(p.FirstFailure)
