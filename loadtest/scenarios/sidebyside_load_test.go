@@ -211,8 +211,9 @@ func eraTable(t *testing.T) {
 			Header: []string{"", "Handshake revisions", mcp.StatelessVersion + " (stateless)"}}
 		eras := map[string]bool{}
 		commits := map[string]int{}
+		shapes := map[string]int{}
 		type cellOf struct {
-			text, commit string
+			text, commit, shape string
 		}
 		var cells [][]cellOf
 		var first *loadtest.Result
@@ -228,22 +229,19 @@ func eraTable(t *testing.T) {
 				}
 				eras[e.name] = true
 				commits[res.Provenance.Commit]++
+				shape := podShape(res)
+				shapes[shape]++
 				if first == nil {
 					first = res
 				}
-				line = append(line, cellOf{text: capacityCell(res), commit: res.Provenance.Commit})
+				line = append(line, cellOf{text: capacityCell(res), commit: res.Provenance.Commit, shape: shape})
 			}
 			cells = append(cells, line)
 		}
 		if len(eras) < 2 {
 			continue
 		}
-		common, most := "", 0
-		for c, n := range commits {
-			if n > most {
-				common, most = c, n
-			}
-		}
+		common, shape := most(commits), most(shapes)
 		for i, r := range rows {
 			row := []string{r.label}
 			for _, c := range cells[i] {
@@ -251,11 +249,32 @@ func eraTable(t *testing.T) {
 				if c.commit != "" && c.commit != common {
 					text += " (at " + format.Commit(c.commit) + ")"
 				}
+				if c.shape != "" && c.shape != shape {
+					text += " (on " + c.shape + ")"
+				}
 				row = append(row, text)
 			}
 			tb.Rows = append(tb.Rows, row)
 		}
-		tb.Note = note(first) + " Each figure is a knee search's capacity; “–” is a run not made."
+		tb.Note = note(first) + " One relay pod of " + shape + " unless a figure says otherwise. Each figure is a knee search's capacity; “–” is a run not made."
 		writeTableAs(t, "TestLoad_GatewayKnee/eras_db="+string(db), tb)
 	}
+}
+
+// podShape is the target's limits a result was measured on: "0.5 CPU /
+// 64MiB".
+func podShape(res *loadtest.Result) string {
+	return format.Limits(res.Environment.System.CPUs, res.Environment.System.Memory)
+}
+
+// most returns the key counted most often (the least of equals, so that
+// a table does not change between renderings).
+func most(counts map[string]int) string {
+	best, n := "", 0
+	for k, c := range counts {
+		if c > n || c == n && k < best {
+			best, n = k, c
+		}
+	}
+	return best
 }

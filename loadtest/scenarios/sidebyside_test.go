@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/headroom-dev/headroom/internal/files"
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/report"
 	"github.com/headroom-dev/headroom/loadtest/result"
@@ -68,4 +69,44 @@ func TestHelpdeskTables(t *testing.T) {
 	assert.Equal(t, []string{"Requests/s, p95 of all", "80/s, p95 –", "120/s, p95 –"}, lp.Rows[0])
 	_, err = os.Stat(strings.TrimSuffix(table("live_vs_poll"), report.TableSuffix) + ".csv")
 	assert.NoError(t, err, "a CSV beside each table")
+}
+
+// fakeKnee is a knee search's result with no probes (so a lower bound):
+// capacity, in users or arrivals per second, on a pod of cpus and memory
+// bytes, at commit.
+func fakeKnee(model string, capacity, cpus float64, memory int64, commit string) *loadtest.Result {
+	res := &loadtest.Result{Schema: result.SchemaVersion, Start: time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC), Model: model, Capacity: capacity, Verdict: result.Pass}
+	res.Environment.System.CPUs, res.Environment.System.Memory = cpus, memory
+	res.Provenance.Commit = commit
+	return res
+}
+
+// The era table sets each row's eras side by side, and says which pod
+// they ran on: a figure of another pod, or of another commit, than most
+// of the table's says so in its cell.
+func TestEraTable(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("LOADTEST_RESULTS_DIR", dir)
+	const mib = 1 << 20
+	write := func(name string, res *loadtest.Result) {
+		path, _, err := files.ResultPaths(name)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, res.WriteFile(path))
+	}
+	write("TestLoad_GatewayKnee/db=postgres/era=handshake", fakeKnee("users", 2250, 0.5, 64*mib, "aaaa"))
+	write("TestLoad_GatewayKnee/db=postgres/era=stateless", fakeKnee("users", 2532, 0.5, 64*mib, "aaaa"))
+	write("TestLoad_RateCeiling/kind=calls/db=postgres/era=handshake", fakeKnee("arrivals", 400, 0.5, 64*mib, "aaaa"))
+	write("TestLoad_RateCeiling/kind=listings/db=postgres/era=stateless", fakeKnee("arrivals", 188, 1, 512*mib, "bbbb"))
+	eraTable(t)
+
+	m, _ := filepath.Glob(filepath.Join(dir, "TestLoad_GatewayKnee", "eras_db=postgres*"+report.TableSuffix))
+	require.Len(t, m, 1, "one table for PostgreSQL; SQLite has no runs")
+	tb, err := report.ReadTable(m[0])
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Modeled users per pod", "≥ 2,250", "≥ 2,532"}, tb.Rows[0])
+	assert.Equal(t, []string{"Tool calls /s", "≥ 400/s", "–"}, tb.Rows[1])
+	assert.Equal(t, "–", tb.Rows[2][1])
+	assert.True(t, strings.HasSuffix(tb.Rows[2][2], "188/s (at bbbb) (on 1 CPU / 512MiB)"), "another commit's and another pod's figure says so: %q", tb.Rows[2][2])
+	assert.Contains(t, tb.Note, "One relay pod of 0.5 CPU / 64MiB unless a figure says otherwise")
 }
