@@ -53,31 +53,18 @@ test: images unit scenarios-short ## the tests: build the images, then unit, fix
 NORACE     = /loadtest/ab$$|/loadtest/shard/k8s$$
 RACE_PKGS  = $$($(GO) list ./loadtest/... | grep -Ev '$(NORACE)')
 OTHER_PKGS = $$($(GO) list ./loadtest/... | grep -E '$(NORACE)') $$($(GO) list $(PKGS) | grep -v '/loadtest')
-# The packages whose tests mostly wait — on containers starting and
-# stopping, on killed runs' reapers, on throwaway modules' builds and
-# nights — run in a lane of their own beside the rest, once the core has
-# run alone: beside that lane (its builds take both cores at times), the
-# race-built core's generator fell behind its schedule (p99 lag 53 ms and
-# 118 ms over the 50 ms bound) and two of its tests read invalid, not the
-# breach or the pass they assert. One after the other the lane and the
-# rest took 10.2 and 4.9 minutes of a run here (side by side with the
-# core's build and tests, the lane took 12.1). Each package's tests run
-# alone in their lane (-p 1); the lanes share Docker, and neither sweeps
-# the other's (fixtures.Sweep takes only what a gone process owned).
-LANE_PKGS  = ./fixtures ./cmd/headroom
-LANE_RE    = /fixtures$$|/cmd/headroom$$
 
 unit: ## unit, fixture and integration tests (no load scenarios), the core under -race
-	@# Test binaries are compiled ahead on every core (go test -p 1
-	@# would compile one package at a time). -vet=off: make lint vets
-	@# every package.
+	@# The tests run one package at a time (-p 1: they measure, and share
+	@# Docker), which would also build one package at a time: the test
+	@# binaries are built first on every core (half the cold build time).
+	@# Linking the next package's binary while one runs (go test -p 2
+	@# -exec flock) saved nothing in a cold run here: the links slowed the
+	@# runs they overlapped. -vet=off: make lint vets every package.
 	$(RACE) test -vet=off -race -c -o /dev/null $(RACE_PKGS)
-	$(RACE) test -vet=off -p 1 -count=1 -race -timeout 20m $(RACE_PKGS)
 	$(GO) test -vet=off -c -o /dev/null $(OTHER_PKGS)
-	@lane=$$(mktemp); echo "unit: $(LANE_PKGS) in a lane of their own (its output follows the rest's)"; \
-	$(GO) test -vet=off -p 1 -count=1 -timeout 30m $(LANE_PKGS) >$$lane 2>&1 & pid=$$!; trap 'kill $$pid 2>/dev/null' TERM; \
-	rc=0; $(GO) test -vet=off -p 1 -count=1 -timeout 30m $$(echo $(OTHER_PKGS) | tr ' ' '\n' | grep -Ev '$(LANE_RE)') || rc=$$?; \
-	wait $$pid || rc=$$?; echo "unit: the lane of $(LANE_PKGS):"; cat $$lane; rm -f $$lane; exit $$rc
+	$(RACE) test -vet=off -p 1 -count=1 -race -timeout 20m $(RACE_PKGS)
+	$(GO) test -vet=off -p 1 -count=1 -timeout 30m $(OTHER_PKGS)
 
 scenarios-short: images ## every load scenario in -short mode (under a minute of load each), the example modules' too; LOADTEST_MATRIX=full for every backend × database
 	$(GO) test -vet=off -tags load -short -count=1 -timeout 30m -v ./loadtest/scenarios/
@@ -104,12 +91,12 @@ images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL,
 
 # What the tests compile besides their own binaries, built ahead: nothing
 # here measures, so CI runs it beside make lint (both only compile) and
-# the tests then find it cached: the images and the Centrifugo example's
-# service (built in its own module, as its scenario does). make unit
-# compiles the race-built core itself: beside lint, whose compiles take
-# both cores too, it saved nothing.
-prebuild: images ## build ahead what the tests compile: the images, the example modules' services
+# the tests then find it cached: the images, the Centrifugo example's
+# service (built in its own module, as its scenario does) and the core's
+# packages for the race detector.
+prebuild: images ## build ahead what the tests compile: the images, the example modules' services, the core for the race detector
 	cd examples/centrifugo && $(GO) run github.com/headroom-dev/headroom/fixtures/cmd/images -prune 0 github.com/centrifugal/centrifugo/v6
+	$(RACE) build -race $(RACE_PKGS)
 
 bench: bench-deps ## benchmarks: the whole generator path's CPU/request beside wrk's, saturation, held streams, recorder, seeding, upstream and relay costs
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/
