@@ -23,6 +23,10 @@ func validateStep(s Step, field string, idle bool) error {
 		return fmt.Errorf("%s.Ramp is %v; give a duration >= 0", field, s.Ramp)
 	case s.Hold <= 0:
 		return fmt.Errorf("%s.Hold is %v; give a positive hold (the step is measured only while it holds)", field, s.Hold)
+	case math.IsNaN(s.LeakMatters) || math.IsInf(s.LeakMatters, 0) || s.LeakMatters < 0:
+		return fmt.Errorf("%s.LeakMatters is %v; give the slowest memory growth that is a leak, in bytes per hour (>= 0; 0: any sure growth)", field, s.LeakMatters)
+	case s.LeakMatters > 0 && !s.Soak:
+		return fmt.Errorf("%s.LeakMatters is set on a step that is no soak; set Soak too (loadtest.Soak builds one), or leave LeakMatters 0", field)
 	}
 	return nil
 }

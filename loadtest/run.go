@@ -702,7 +702,7 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 	}
 	if step.Soak {
 		var unfitted []string
-		sr.Growth, unfitted = r.growth(start, end)
+		sr.Growth, unfitted = r.growth(step, start, end)
 		for _, u := range unfitted {
 			sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("soak: %s has too few samples over the hold to fit its growth (a sampler failing?)", u))
 		}

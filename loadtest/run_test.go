@@ -256,6 +256,9 @@ func TestValidationNamesTheFieldAndFix(t *testing.T) {
 		{"zero hold", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: 5}}}}, "Steps[0].Hold is 0s"},
 		// A negative ramp.
 		{"negative ramp", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: 5, Ramp: -time.Second, Hold: time.Second}}}}, "Steps[0].Ramp is -1s"},
+		// A leak rate that is negative, or set on a step that is no soak.
+		{"negative leak rate", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: 5, Hold: time.Minute, Soak: true, LeakMatters: -1}}}}, "Steps[0].LeakMatters is -1; give the slowest memory growth that is a leak, in bytes per hour"},
+		{"leak rate without a soak", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: loadtest.Ladder{Steps: []loadtest.Step{{Level: 5, Hold: time.Minute, LeakMatters: 1 << 30}}}}, "Steps[0].LeakMatters is set on a step that is no soak; set Soak too"},
 		// An SLO on a kind the workload never issues.
 		{"unknown kind", loadtest.Scenario{Workload: &loadtest.Arrivals{Mix: mix}, Plan: good, Checks: []loadtest.Check{loadtest.LatencyBelow("post", 95, time.Second)}}, `never issues kind "post"`},
 		// A quantile outside (0, 100].

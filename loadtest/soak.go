@@ -18,7 +18,9 @@ import (
 // memory grows with its data and its cache by design.
 //
 // The hold needs at least MinSoakSamples sampling intervals
-// (Scenario.SampleEvery); a soak of minutes wants a sample a second.
+// (Scenario.SampleEvery); a soak of minutes wants a sample a second, and
+// a rate below which memory growth is no leak (Steps[0].LeakMatters): in
+// minutes a heap still finding its size grows like a slow leak.
 func Soak(level float64, ramp, hold time.Duration) Ladder {
 	return Ladder{Steps: []Step{{Level: level, Ramp: ramp, Hold: hold, Soak: true}}}
 }
@@ -58,7 +60,7 @@ func validateSoak(p Plan, every time.Duration) error {
 // component's memory but the generator's and the harness's, and every
 // goroutines series. Judged are the system's targets and services (their
 // replicas too); with no components described, every series fitted.
-func (r *runner) growth(start, end time.Time) (out []result.Growth, unfitted []string) {
+func (r *runner) growth(step Step, start, end time.Time) (out []result.Growth, unfitted []string) {
 	type key struct{ component, metric string }
 	type series struct {
 		unit  string
@@ -91,6 +93,7 @@ func (r *runner) growth(start, end time.Time) (out []result.Growth, unfitted []s
 			unfitted = append(unfitted, k.component+" "+k.metric)
 			continue
 		}
+		g = g.MattersAt(step.LeakMatters)
 		g.Judged = r.judgesGrowthOf(k.component)
 		out = append(out, g)
 	}

@@ -37,13 +37,21 @@ func (s leakySampler) Sample(context.Context, time.Time) ([]loadtest.Measurement
 }
 
 func soakRun(t *testing.T, s leakySampler) *loadtest.Result {
+	return soakRunMatters(t, s, 0)
+}
+
+// soakRunMatters is soakRun with memory growth slower than matters bytes
+// an hour no leak (Step.LeakMatters).
+func soakRunMatters(t *testing.T, s leakySampler, matters float64) *loadtest.Result {
 	served := s.served
+	plan := loadtest.Soak(100, time.Second, 60*time.Second)
+	plan.Steps[0].LeakMatters = matters
 	return run(t, loadtest.Scenario{
 		Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: func(ctx context.Context) loadtest.Response {
 			served.Add(1)
 			return sleeper(time.Millisecond)(ctx)
 		}}}},
-		Plan:        loadtest.Soak(100, time.Second, 60*time.Second),
+		Plan:        plan,
 		SampleEvery: time.Second,
 		Samplers:    []loadtest.Sampler{s},
 		Checks:      []loadtest.Check{loadtest.FailuresBelow("get", 0.01)},
@@ -74,6 +82,23 @@ func TestSoak(t *testing.T) {
 			assert.InDelta(t, float64(4<<10*100*3600), s.Growth[0].PerHour, 0.05*float64(4<<10*100*3600), "4 KiB × 100 requests/s, per hour")
 			assert.Contains(t, s.Growth[0].Day(), "its 512MiB limit in")
 			require.Error(t, res.Err())
+		})
+	})
+	// 4 KiB × 100 requests/s is about 1.4 GiB an hour: a leak where
+	// 1 GiB/h matters, none where only 2 GiB/h does.
+	t.Run("slower than what matters", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			res := soakRunMatters(t, leakySampler{served: new(atomic.Int64), leak: 4 << 10}, 2<<30)
+			require.Len(t, res.Steps, 1)
+			s := res.Steps[0]
+			assert.Equal(t, result.Pass, s.Verdict, "%v", s.Violations)
+			require.NotEmpty(t, s.Growth)
+			assert.False(t, s.Growth[0].Leak)
+			assert.Equal(t, float64(2<<30), s.Growth[0].Matters)
+			assert.Contains(t, s.Growth[0].String(), "not surely as fast as the 2GiB/h that matters")
+
+			res = soakRunMatters(t, leakySampler{served: new(atomic.Int64), leak: 4 << 10}, 1<<30)
+			assert.Equal(t, result.Fail, res.Steps[0].Verdict)
 		})
 	})
 	t.Run("database grows, not judged", func(t *testing.T) {

@@ -24,7 +24,8 @@ import (
 // serialSlopeBounds). A leak is growth that is (1) sure: the interval's
 // low end above zero; (2) material: the fitted growth over the fit at
 // least GrowthShare of where it began and at least the unit's floor (1
-// MiB, 25 goroutines); and (3) not flattening: the fit's last half is not
+// MiB, 25 goroutines) and, for memory, surely at least Matters an hour
+// when that is set (Step.LeakMatters); and (3) not flattening: the fit's last half is not
 // surely growing at under half the whole's rate, as a warm-up curve's
 // does and a leak's does not.
 type Growth struct {
@@ -54,6 +55,9 @@ type Growth struct {
 	LateRatio float64 `json:"late_ratio"`
 	// Limit is the series' limit (a container's memory limit), 0 when none.
 	Limit float64 `json:"limit,omitempty"`
+	// Matters is, for a memory series, the slowest growth per hour that
+	// is a leak (Step.LeakMatters); 0 when any sure growth is.
+	Matters float64 `json:"matters_per_h,omitempty"`
 	// Leak says the growth is a leak by the three tests above; Judged, that
 	// the run fails on it (the target's and the system's services'; a
 	// database's memory grows with its data and its cache, by design, and
@@ -183,7 +187,24 @@ func serialSlopeBounds(xs, ys []float64, line Line) (lo, hi float64) {
 // judge sets Leak by the three tests.
 func (g *Growth) judge() {
 	grew := g.End - g.Start
-	g.Leak = !g.Unbounded && g.PerHourLow > 0 && grew >= GrowthShare*math.Abs(g.Start) && grew >= growthFloor(g.Unit) && !g.flattens
+	g.Leak = !g.Unbounded && g.PerHourLow > 0 && grew >= GrowthShare*math.Abs(g.Start) && grew >= growthFloor(g.Unit) &&
+		!g.tooSlow() && !g.flattens
+}
+
+// tooSlow says a memory series is not surely growing as fast as Matters.
+func (g *Growth) tooSlow() bool {
+	return g.Unit == "bytes" && g.Matters > 0 && g.PerHourLow < g.Matters
+}
+
+// MattersAt returns g judged again with the slowest memory growth that
+// is a leak at perHour (bytes per hour; 0: any sure growth past the
+// floors). Other units are judged as before.
+func (g Growth) MattersAt(perHour float64) Growth {
+	if g.Unit == "bytes" {
+		g.Matters = perHour
+		g.judge()
+	}
+	return g
 }
 
 // NewGrowth fits a series (see FitGrowth) and judges it; ok is false when
@@ -248,6 +269,8 @@ func (g Growth) String() string {
 	case g.Unbounded:
 	case g.PerHourLow > 0 && g.flattens:
 		verdict = "grew, then flattened (warm-up, not a leak)"
+	case g.PerHourLow > 0 && g.tooSlow():
+		verdict = fmt.Sprintf("grew, not surely as fast as the %s/h that matters", g.quantity(g.Matters))
 	case g.PerHourLow > 0:
 		verdict = "grew, too little to call a leak"
 	}

@@ -116,3 +116,49 @@ func TestGrowthDescribesItself(t *testing.T) {
 	assert.Contains(t, g.String(), "over the hold's last 40s, 120MiB to 160MiB: a leak")
 	assert.Contains(t, g.Day(), "its 512MiB limit in 0.1 h")
 }
+
+// TestGrowthLeakMatters: a soak of half a minute, sampled every half
+// second, of a relay whose heap is still finding its size (+1.3 MiB over
+// the fit, about 230 MiB/h, as the steady relay's did in a -short soak
+// here) and one that leaks 16 KiB a call (+28 MiB, about 5 GiB/h). Past
+// the floors both read as leaks; with 512 MiB/h stated as what matters,
+// only the second does, and the first says why it is not one. Goroutines
+// keep their floors.
+func TestGrowthLeakMatters(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const hold = 30
+	var ts []float64
+	for i := 0; i <= 2*hold; i++ {
+		ts = append(ts, float64(i)/2)
+	}
+	series := func(start, perHour, noise float64) []float64 {
+		var vs []float64
+		for _, t := range ts {
+			vs = append(vs, start+perHour*t/3600+rng.NormFloat64()*noise)
+		}
+		return vs
+	}
+	warming := series(8.8*mib, 240*mib, 0.15*mib)
+	leaking := series(20*mib, 5<<30, 1.5*mib)
+	const matters = 512 * mib
+
+	g, ok := result.NewGrowth("relay", "memory", "bytes", 512*mib, ts, warming, hold)
+	require.True(t, ok)
+	require.True(t, g.Leak, "past the floors alone, a heap still growing reads as a leak: %s", g)
+	g = g.MattersAt(matters)
+	assert.False(t, g.Leak, "%s", g)
+	assert.Contains(t, g.String(), "grew, not surely as fast as the 512MiB/h that matters")
+	assert.Equal(t, float64(matters), g.Matters)
+
+	l, ok := result.NewGrowth("relay", "memory", "bytes", 512*mib, ts, leaking, hold)
+	require.True(t, ok)
+	l = l.MattersAt(matters)
+	assert.True(t, l.Leak, "%s", l)
+	assert.True(t, l.MattersAt(0).Leak)
+
+	gs, ok := result.NewGrowth("relay", "goroutines", "count", 0, ts, series(30, 2e5, 3), hold)
+	require.True(t, ok)
+	gs = gs.MattersAt(matters)
+	assert.True(t, gs.Leak, "a goroutine a call: %s", gs)
+	assert.Zero(t, gs.Matters, "a rate in bytes says nothing of goroutines")
+}

@@ -644,4 +644,11 @@ type Step struct {
 	// target or a service of the system that the fit is sure of. A soak
 	// holds one level for a long time: loadtest.Soak builds one.
 	Soak bool `json:",omitempty"`
+	// LeakMatters is, on a soak, the slowest memory growth that is a
+	// leak, in bytes per hour: growth the fit is not sure is at least
+	// this fast is not one. 0 counts any sure growth past Growth's floors.
+	// A soak of minutes cannot tell a slow leak from a heap still finding
+	// its size (pools and buffers growing to the busiest moment so far);
+	// saying what matters keeps it to the leaks it can tell.
+	LeakMatters float64 `json:",omitempty"`
 }

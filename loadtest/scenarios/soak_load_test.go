@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/go-units"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,14 +29,20 @@ import (
 // that leaves a goroutine holding LEAK bytes behind every tools/call
 // (service=leaky, RELAY_FAULT=call-leak), which must be — its memory and
 // goroutines both judged leaks. The database's memory is reported beside
-// them, not judged (it grows with the usage rows).
+// them, not judged (it grows with the usage rows). Memory growth the fit
+// is not sure reaches MATTERS an hour is no leak: 0 at full size (any
+// growth past the floors), 512MiB in -short, whose half minute cannot
+// tell a slow leak from warm-up. There the steady relay's memory grew 0.2
+// to 1.3 MiB over the fit's 20 s here (up to about 230 MiB/h; its
+// goroutines rose with the busiest moment so far), past the 1 MiB floor
+// in one of five runs; the leaky relay's grew about 5 GiB/h.
 //
 // Bars: steady — no leak, no failed request, every stream healthy; leaky —
 // the step fails on the relay's memory and goroutines, and on nothing of
 // the steady relay's.
 //
 // Knobs: USERS, SOAK (the hold: 2h at full size, 30s in -short), GAP,
-// LEAK, LEAKY (the leaky relay's hold, at most SOAK: 3m, 30s in -short),
+// MATTERS (the slowest memory growth that is a leak, an hour), LEAK, LEAKY (the leaky relay's hold, at most SOAK: 3m, 30s in -short),
 // SAMPLE (the sampling interval: 10s, 500ms in -short), LOADTEST_BACKEND.
 func TestLoad_Soak(t *testing.T) {
 	notDeployed(t, "starts a leaky build of its target and samples its process")
@@ -46,6 +53,10 @@ func TestLoad_Soak(t *testing.T) {
 	gap := k.Duration("GAP", "5s", "500ms")
 	every := k.Duration("SAMPLE", "10s", "500ms")
 	leak := k.Int("LEAK", "16384", "16384", 1)
+	matters, err := units.RAMInBytes(k.String("MATTERS", "0", "512MiB"))
+	if err != nil || matters < 0 {
+		t.Fatalf("knob MATTERS: give the slowest memory growth that is a leak, per hour (512MiB; 0 for any past the floors): %v", err)
+	}
 
 	// The leaky relay gives itself away in minutes, and at full size would
 	// run out of memory long before the hold ended (then it would fail as
@@ -68,9 +79,11 @@ func TestLoad_Soak(t *testing.T) {
 		gateway, err := (&relayload.Gateway{URL: stack.URL + "/mcp", DashboardURL: stack.URL + "/api/dashboard",
 			HTTP: hc, Token: pop.TokenOf, MeanGap: gap}).Users()
 		require.NoError(t, err)
+		plan := loadtest.Soak(float64(users), 3*time.Second, hold)
+		plan.Steps[0].LeakMatters = float64(matters)
 		s := stack.Scenario(loadtest.Scenario{
 			Name:     t.Name(),
-			Workload: gateway, Plan: loadtest.Soak(float64(users), 3*time.Second, hold),
+			Workload: gateway, Plan: plan,
 			Checks: []loadtest.Check{
 				loadtest.FailuresBelow(mcp.KindCallTool, 0.001, loadtest.AppError),
 				loadtest.FailuresBelow(sse.KindDelivery, 0.001),
