@@ -25,9 +25,9 @@ import (
 // low end above zero; (2) material: the fitted growth over the fit at
 // least GrowthShare of where it began and at least the unit's floor (1
 // MiB, 25 goroutines) and, for memory, surely at least Matters an hour
-// when that is set (Step.LeakMatters); and (3) not flattening: the fit's last half is not
-// surely growing at under half the whole's rate, as a warm-up curve's
-// does and a leak's does not.
+// when that is set (Step.LeakMatters); and (3) not flattening: the fit's
+// last half is not surely growing at under half the whole's rate, as a
+// warm-up curve's does and a leak's does not.
 type Growth struct {
 	Component string `json:"component"`
 	Metric    string `json:"metric"`
