@@ -39,12 +39,59 @@ ABFLAGS ?= -short
 # regression sought (20% finds a ×1.4 one); noise below it is no change.
 MATTERS ?= 20%
 
-.PHONY: help deps test unit scenarios-short load smoke scenario images prebuild bench bench-deps lint lint-cross clean-results report ab bisect bisect-step history history-add history-changes nightly reference-studies
+.PHONY: help deps test unit unit-build unit-race unit-lane unit-alone scenarios-short scenarios-run load smoke scenario images prebuild-examples bench bench-deps lint lint-cross clean-results report ab bisect bisect-step history history-add history-changes nightly reference-studies
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-test: images unit scenarios-short ## the tests: build the images, then unit, fixture and integration tests, then every scenario in -short mode
+test: deps ## the tests: unit, fixture and integration tests, then every scenario in -short mode; the images built beside the first ones
+	@# In front: the test binaries (every core), the race-built core, the
+	@# speed tests, then the fixtures' lane, then the -short scenarios one
+	@# at a time. Beside the first three, on the last core at the lowest
+	@# priority (BESIDE: it gets what the front leaves), what only
+	@# compiles: the images, then BEFORE_LANE (.ci/run: lint and the example
+	@# modules' services); once the front is done, it gets every core (its
+	@# processes' affinity widened; nice 19 stays). The lane and the
+	@# scenarios wait for it to end:
+	@# nothing runs beside them (beside the scenarios, the lane's sampler
+	@# and fault tests and the scenarios' A/B verdicts failed on the CI
+	@# machine). Beside work's output follows the front's.
+	@bg=$$(mktemp -d); trap 'rm -rf $$bg' EXIT; \
+	echo "== beside the first tests ($(or $(BESIDE),at normal priority)): make images $(BEFORE_LANE)"; \
+	( $(BESIDE) $(MAKE) --no-print-directory images >$$bg/images 2>&1; echo $$? >$$bg/images.rc; \
+	  for t in $(BEFORE_LANE); do \
+	    how="$(BESIDE)"; [ -e $$bg/wide ] && how="$(BESIDE_WIDE)"; \
+	    echo "== make $$t ($$(date -u +%T), $${how:-at normal priority})"; \
+	    $$how $(MAKE) --no-print-directory $$t 2>&1 || echo "make $$t failed" >>$$bg/before.failed; \
+	  done >$$bg/before 2>&1; \
+	  echo "== beside work ended at $$(date -u +%T)" >>$$bg/before ) & \
+	beside=$$!; front=0; \
+	$(MAKE) -k --no-print-directory unit-build unit-race unit-alone || front=1; \
+	echo "== waiting for the work beside ($$(date -u +%T)), on every core now"; touch $$bg/wide; \
+	if command -v taskset >/dev/null 2>&1; then \
+	  ps -e -o pid= -o ppid= | awk -v root=$$beside '{up[$$1] = $$2} END {for (p in up) {q = p; while (q in up && q != root && q > 1) q = up[q]; if (q == root) print p}}' | \
+	    xargs -r -n 1 taskset -a -c -p 0-$$(( $$(nproc) - 1 )) >/dev/null 2>&1 || true; \
+	fi; \
+	wait; \
+	echo "== make images (beside the tests)"; cat $$bg/images; images=$$(cat $$bg/images.rc); \
+	echo "== beside the tests: $(or $(BEFORE_LANE),nothing more)"; cat $$bg/before $$bg/before.failed 2>/dev/null; \
+	if [ $$images -eq 0 ]; then $(MAKE) -k --no-print-directory unit-lane scenarios-run || front=1; \
+	else echo "the images failed: neither the lane nor any scenario runs"; front=1; fi; \
+	[ $$front -eq 0 ] && [ $$images -eq 0 ] && [ ! -e $$bg/before.failed ]
+
+# How work beside the first tests runs: on the last core, at the lowest
+# priority (nice 19: the front's tasks preempt it when they wake, yet it
+# is never starved outright, as the idle class starved the fixtures'
+# reapers past their deadlines). Saturating both cores of the VM here
+# stalled the front ~70-100 ms whatever the priority: one core at most is
+# left to it.
+BESIDE ?= $(shell command -v taskset >/dev/null 2>&1 && echo "nice -n 19 taskset -c $$(( $$(nproc) - 1 ))")
+# How it runs once the front is done: on every core, still the lowest
+# priority (what already runs beside has its affinity widened).
+BESIDE_WIDE ?= $(if $(BESIDE),nice -n 19)
+# Targets run beside the first tests, after the images: .ci/run sets lint
+# and prebuild-examples.
+BEFORE_LANE ?=
 
 # The core, tested under -race, and every other package: without it the
 # A/B statistics (a thousand sequential comparisons) and the Kubernetes
@@ -55,37 +102,49 @@ RACE_PKGS  = $$($(GO) list ./loadtest/... | grep -Ev '$(NORACE)')
 OTHER_PKGS = $$($(GO) list ./loadtest/... | grep -E '$(NORACE)') $$($(GO) list $(PKGS) | grep -v '/loadtest')
 # Of the other packages, the fixtures' tests mostly wait (containers,
 # reapers, throwaway modules' builds: a third of two cores here) and judge
-# no speed: they run beside the rest. The tests that judge speed run with
-# nothing beside them: the race-built core (the generator's schedule);
-# cmd/headroom's nightly rehearsal (a ×1.5 CPU step found at its night)
-# and A/B of two releases; the gateway users' memory (beside the fixtures
-# here, 1,000 users' streams fell behind and their stacks grew: 11 KiB a
-# user against a 7 KiB bar).
+# no speed: they run beside the rest, in the lane (alone in make test,
+# after the work beside). The tests that judge speed run with only the
+# lowest priority beside them: the race-built
+# core (the generator's schedule); cmd/headroom's nightly rehearsal (a
+# ×1.5 CPU step found at its night) and A/B of two releases; the gateway
+# users' memory (beside the fixtures here, 1,000 users' streams fell
+# behind and their stacks grew: 11 KiB a user against a 7 KiB bar).
 WAITING    = github.com/headroom-dev/headroom/fixtures
 ALONE      = ^(TestNightlyRehearsal|TestABTwoReleasesOfAModule|TestGatewayUserMemory)$$
 ALONE_PKGS = ./cmd/headroom/ ./examples/relay/relayload/
 REST_PKGS  = $$(for p in $(OTHER_PKGS); do [ $$p = $(WAITING) ] || echo $$p; done)
 
-unit: ## unit, fixture and integration tests (no load scenarios), the core under -race
-	@# The tests run one package at a time (-p 1: they measure, and share
-	@# Docker), which would also build one package at a time: the test
-	@# binaries are built first on every core (half the cold build time).
-	@# Linking the next package's binary while one runs (go test -p 2
-	@# -exec flock) saved nothing in a cold run here: the links slowed the
-	@# runs they overlapped. -vet=off: make lint vets every package.
+unit: images unit-build unit-race unit-lane unit-alone ## unit, fixture and integration tests (no load scenarios), the core under -race
+
+# The tests run one package at a time (-p 1: they measure, and share
+# Docker), which would also build one package at a time: the test
+# binaries are built first on every core (half the cold build time).
+# Linking the next package's binary while one runs (go test -p 2 -exec
+# flock) saved nothing in a cold run here: the links slowed the runs they
+# overlapped. -vet=off: make lint vets every package.
+unit-build:
 	$(RACE) test -vet=off -race -c -o /dev/null $(RACE_PKGS)
 	$(GO) test -vet=off -c -o /dev/null $(OTHER_PKGS)
+
+unit-race:
 	$(RACE) test -vet=off -p 1 -count=1 -race -timeout 20m $(RACE_PKGS)
-	@# The fixtures beside the rest; their output follows the rest's.
+
+# The fixtures beside the rest; their output follows the rest's.
+unit-lane:
 	@out=$$(mktemp); echo "$(GO) test -vet=off -count=1 -timeout 30m $(WAITING) (beside the rest)"; \
 	  ($(GO) test -vet=off -count=1 -timeout 30m $(WAITING) >$$out 2>&1; echo $$? >$$out.rc) & \
 	  $(GO) test -vet=off -p 1 -count=1 -timeout 30m -skip '$(ALONE)' $(REST_PKGS); rest=$$?; wait; \
 	  cat $$out; waiting=$$(cat $$out.rc); rm -f $$out $$out.rc; [ $$rest -eq 0 ] && [ $$waiting -eq 0 ]
+
+unit-alone:
 	$(GO) test -vet=off -p 1 -count=1 -timeout 30m -run '$(ALONE)' $(ALONE_PKGS)
 
-scenarios-short: images ## every load scenario in -short mode (under a minute of load each), the example modules' too; LOADTEST_MATRIX=full for every backend × database
+scenarios-short: images scenarios-run ## every load scenario in -short mode (under a minute of load each), the example modules' too; LOADTEST_MATRIX=full for every backend × database
+
+scenarios-run:
 	$(GO) test -vet=off -tags load -short -count=1 -timeout 30m -v ./loadtest/scenarios/
 	cd examples/centrifugo && $(GO) test -vet=off -tags load -short -count=1 -timeout 30m -v ./...
+	cd examples/grpcgreeter && $(GO) test -vet=off -tags load -short -count=1 -timeout 30m -v ./...
 
 load: images ## the main job: how many users one relay pod (POD_CPUS, POD_MEMORY) holds — the gateway knee search, ending where it gives out
 	$(KNEE_KNOBS) LOADTEST_TARGET_CPUS=$(POD_CPUS) LOADTEST_TARGET_MEMORY=$(POD_MEMORY) \
@@ -106,20 +165,21 @@ deps: ## install what a fresh Debian machine lacks: PostgreSQL's server binaries
 images: deps ## build the local images (relay, mock upstream, Caddy, PostgreSQL, the generator) when Docker answers; cached by content hash
 	$(GO) run ./fixtures/cmd/images ./examples/relay ./examples/desk ./examples/orch ./cmd/headroom
 
-# What the tests compile besides their own binaries, built ahead: nothing
-# here measures, so CI runs it beside make lint (both only compile) and
-# the tests then find it cached: the images, the Centrifugo example's
-# service (built in its own module, as its scenario does) and the core's
-# packages for the race detector.
-prebuild: images ## build ahead what the tests compile: the images, the example modules' services, the core for the race detector
+# What the tests compile besides their own binaries, built ahead (.ci/run
+# runs it beside the first tests): the example modules'
+# services (Centrifugo's and grpc-go's reflection example server, each
+# built in its own module, as its scenario does).
+prebuild-examples:
 	cd examples/centrifugo && $(GO) run github.com/headroom-dev/headroom/fixtures/cmd/images -prune 0 github.com/centrifugal/centrifugo/v6
-	$(RACE) build -race $(RACE_PKGS)
+	cd examples/grpcgreeter && $(GO) run github.com/headroom-dev/headroom/fixtures/cmd/images -prune 0 google.golang.org/grpc/examples/features/reflection/server
 
 bench: bench-deps ## benchmarks: the whole generator path's CPU/request beside wrk's, saturation, held streams, recorder, seeding, upstream and relay costs
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./loadtest/ ./loadtest/httpc/ ./loadtest/sse/ ./loadtest/grpcc/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./seed/ ./mockupstream/ ./examples/relay/... ./examples/desk/...
 
-bench-deps: ## what BenchmarkWholePath compares against: Debian's wrk and nginx-light (installed where missing; the benchmark skips, saying so, without them)
+bench-deps: ## what the benchmarks compare against: Debian's wrk and nginx-light (BenchmarkWholePath), ghz from the module proxy (BenchmarkBesideGhz); installed where missing, the benchmarks skip, saying so, without them
+	@command -v ghz >/dev/null 2>&1 || [ -x "$$($(GO) env GOPATH)/bin/ghz" ] || { echo "installing ghz (go install github.com/bojand/ghz/cmd/ghz@v0.120.0)"; \
+	  $(GO) install github.com/bojand/ghz/cmd/ghz@v0.120.0 || echo "could not install ghz: BenchmarkBesideGhz will skip"; }
 	@need=""; command -v wrk >/dev/null 2>&1 || need="$$need wrk"; { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; } || need="$$need nginx-light"; \
 	if [ -n "$$need" ]; then \
 	  if command -v apt-get >/dev/null 2>&1; then \
@@ -141,6 +201,7 @@ lint: ## gofmt, go vet (with the load tag: every file), staticcheck, actionlint
 	$(GO) vet -tags load $(PKGS)
 	$(STATICCHECK) -tags load $(PKGS)
 	cd examples/centrifugo && $(GO) vet -tags load ./... && $(STATICCHECK) -tags load ./...
+	cd examples/grpcgreeter && $(GO) vet -tags load ./... && $(STATICCHECK) -tags load ./...
 	$(ACTIONLINT)
 
 # Its own target: compiling the dependencies for two more systems takes

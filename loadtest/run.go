@@ -94,6 +94,10 @@ type Scenario struct {
 	// result and its report carry in Findings. An error is a finding too,
 	// named as such; the verdict is the checks'.
 	Analyze func(*Result) ([]result.Finding, error)
+	// Faults are failures injected during steps' holds — a database
+	// paused, a replica killed — whose detection and recovery each step
+	// reports; see [Fault] and [RecoversWithin].
+	Faults []Fault
 	// Headline is the request kind whose latency the report's step table
 	// shows; AllRequests shows every request kind taken together, as a
 	// published "requests overall" table does. Empty means the kind with
@@ -267,6 +271,7 @@ func (s *Scenario) Validate() error {
 	if s.Plan != nil {
 		errs = append(errs, validateSoak(s.Plan, s.SampleEvery))
 	}
+	errs = append(errs, validateFaults(s))
 	return errors.Join(errs...)
 }
 
@@ -483,6 +488,7 @@ func (r *runner) hold(ctx, bg context.Context, i int, step Step, endAt time.Time
 		atStart()
 	}
 	profiles := r.prof.start(ctx, i, endAt.Sub(start))
+	faults := r.startFaults(ctx, i, step, start)
 	completed = sleepUntil(ctx, endAt)
 	end, cpu1 := time.Now(), processCPU()
 	r.rec.close(w)
@@ -494,7 +500,7 @@ func (r *runner) hold(ctx, bg context.Context, i int, step Step, endAt time.Time
 
 	r.setPhase(i, "drain", step.Level)
 	profiles.end(ctx)
-	sr = r.finalize(ctx, i, step, w, start, end, cpu1-cpu0)
+	sr = r.finalize(ctx, i, step, w, start, end, cpu1-cpu0, faults)
 	if !completed {
 		sr.Verdict = result.Incomplete
 	}
@@ -636,10 +642,11 @@ func (r *runner) quiesce(ctx context.Context, drv Driver, most time.Duration) {
 
 // finalize waits for the hold's requests and turns the window into a
 // StepResult with its verdict.
-func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, start, end time.Time, cpu time.Duration) *StepResult {
+func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, start, end time.Time, cpu time.Duration, faults *faultRun) *StepResult {
 	deadline := time.Now().Add(r.s.Drain)
 	for w.inFlight() > 0 && time.Now().Before(deadline) && sleep(ctx, 10*time.Millisecond) {
 	}
+	faulted := faults.wait() // their clears, which may outlast the drain
 	sr := &StepResult{Index: i, Step: step, Start: start, End: end, Drained: time.Now()}
 	names := r.rec.Kinds()
 	var answered, ok int64
@@ -694,7 +701,9 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 	if sr.Self.QueuedP99 > r.s.SelfCheck.MaxQueueWait {
 		sr.Self.Backlog = r.backlog(w, sr)
 	}
-	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self, len(sr.Saturated) > 0 || sr.Self.Backlog != "")
+	// A fault strains the target by design: the users' reaction to it is
+	// no drift out of steady state.
+	sr.Self.Reasons = r.s.SelfCheck.reasons(sr.Self, len(sr.Saturated) > 0 || sr.Self.Backlog != "" || len(faulted) > 0)
 	sr.Self.Doubts = r.s.SelfCheck.hostDoubts(sr.Self)
 	sr.Self.Reasons = append(sr.Self.Reasons, r.samples.faultsIn(start, end)...)
 	for _, h := range harness {
@@ -706,6 +715,10 @@ func (r *runner) finalize(ctx context.Context, i int, step Step, w *window, star
 		for _, u := range unfitted {
 			sr.Self.Reasons = append(sr.Self.Reasons, fmt.Sprintf("soak: %s has too few samples over the hold to fit its growth (a sampler failing?)", u))
 		}
+	}
+	if len(faulted) > 0 {
+		sr.Faults = faulted
+		judgeFaults(sr, r.timelineNow(), start, end)
 	}
 	Judge(r.s.Checks, sr)
 	return sr

@@ -76,7 +76,7 @@ type liveWindow struct {
 func (l *timelineLog) add(end time.Time, secs float64, w liveWindow, inFlight int64) {
 	n := len(l.tl.T)
 	l.tl.T = append(l.tl.T, l.since(end))
-	var begun, answered, errs, dropped int64
+	var begun, answered, errs, dropped, timeouts int64
 	for i, name := range w.names {
 		c := w.counts[i]
 		var total int64
@@ -100,6 +100,7 @@ func (l *timelineLog) add(end time.Time, secs float64, w liveWindow, inFlight in
 			answered += total - c[Dropped]
 			errs += kerr
 			dropped += c[Dropped]
+			timeouts += c[Timeout]
 		}
 		h := w.hists[i]
 		var p50, p95, p99 int64
@@ -122,6 +123,7 @@ func (l *timelineLog) add(end time.Time, secs float64, w liveWindow, inFlight in
 	l.tl.Answered = append(l.tl.Answered, rate(answered))
 	l.tl.Errors = append(l.tl.Errors, errs)
 	l.tl.Dropped = append(l.tl.Dropped, dropped)
+	l.tl.Timeouts = append(l.tl.Timeouts, timeouts)
 	l.tl.InFlight = append(l.tl.InFlight, inFlight)
 }
 

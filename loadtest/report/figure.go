@@ -361,6 +361,34 @@ func (b band) Thumbnail(c *draw.Canvas) {
 	c.Fill(c.Rectangle.Path())
 }
 
+// faultBand shades, like band, the time a fault was applied, and names
+// it in small text at the band's top left, Row lines down so that the
+// names of faults close in time do not overlap.
+type faultBand struct {
+	band
+	Name string
+	Row  int
+}
+
+// faultLabel is the style of a fault band's name.
+var faultLabel = draw.TextStyle{Color: color.RGBA{0x9b, 0x1c, 0x1c, 0xff}, Font: withSize(sans, 7),
+	XAlign: draw.XLeft, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
+
+func (b faultBand) Plot(c draw.Canvas, p *plot.Plot) {
+	b.band.Plot(c, p)
+	x, _ := p.Transforms(&c)
+	x0 := max(x(b.From), c.Min.X)
+	if b.Name == "" || x0 >= c.Max.X || x(b.To) <= c.Min.X {
+		return
+	}
+	pad := vg.Points(2)
+	pt := vg.Point{X: x0 + pad, Y: c.Max.Y - pad - vg.Length(b.Row)*faultLabel.Height(b.Name)}
+	if w := faultLabel.Width(b.Name); pt.X+w > c.Max.X { // near the right edge: end there
+		pt.X = max(c.Max.X-pad-w, c.Min.X)
+	}
+	c.FillText(faultLabel, pt, b.Name)
+}
+
 // logTicks marks a log axis at 1, 2 and 5 times each power of ten, labels
 // formatted by label; within less than a decade the minor marks carry
 // labels too.

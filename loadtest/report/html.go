@@ -40,7 +40,8 @@ func WriteHTML(res *loadtest.Result, jsonPath string) error {
 
 // HTML renders res as one self-contained HTML page: the verdict and the
 // command that repeats the run at the top, the capacity table, every plot
-// (inline SVG), the figures per kind and step, every check with what each
+// (inline SVG), the figures per kind and step, the faults injected
+// (when each was seen and recovered from), every check with what each
 // step measured, the generator's self-check, findings, the baseline
 // comparison and the environment, with relative links to the components'
 // logs (<base>.logs/ beside jsonPath, when present) and to the profiles.
@@ -114,6 +115,16 @@ type statementRow struct {
 	PerS, PerOK, Mean, DBTime, Rows string
 }
 
+// faultRow is one fault injected in a step's hold (StepResult.Faults),
+// with the cells of the Markdown report's table; Class marks a fault the
+// system did not recover from (fail) or that was not applied as planned
+// (invalid, as its step is).
+type faultRow struct {
+	Step                                   int
+	Name, At, For, Seen, Recovered, Failed string
+	Class                                  string
+}
+
 type selfRow struct {
 	Step                                       int
 	Level                                      string
@@ -153,6 +164,8 @@ type view struct {
 	Queries     []queryRow
 	TopStep     int
 	Statements  []statementRow
+	Faults      []faultRow
+	FaultLegend string
 	StepHeads   []string
 	Checks      []checkRow
 	Self        []selfRow
@@ -272,6 +285,12 @@ func build(res *loadtest.Result, jsonPath string) *view {
 				}
 				v.Statements = append(v.Statements, statementRow{Query: st.Query, PerS: fmt.Sprintf("%.1f", float64(st.Calls)/secs), PerOK: per,
 					Mean: fmt.Sprintf("%.2f ms", st.MeanMS()), DBTime: fmt.Sprintf("%.0f ms", st.TotalMS/secs), Rows: fmt.Sprintf("%.1f", float64(st.Rows)/float64(st.Calls))})
+			}
+		}
+		for _, f := range s.Faults {
+			v.Faults = append(v.Faults, newFaultRow(s.Index+1, f))
+			if v.FaultLegend == "" {
+				v.FaultLegend = result.FaultsLegend(f.Healthy.String())
 			}
 		}
 		sc := s.Self
@@ -418,6 +437,22 @@ func checkCell(c string, s *loadtest.StepResult) cell {
 		}
 	}
 	return cell{Text: text, Class: "pass"}
+}
+
+// newFaultRow is the row of fault f of step (counted from 1): what the
+// Markdown report's table says of it, from f's own descriptions.
+func newFaultRow(step int, f result.FaultResult) faultRow {
+	r := faultRow{Step: step, Name: f.Name, At: f.At.String(), For: "—", Seen: f.Seen(), Recovered: f.Recovery(), Failed: f.FailedText()}
+	if f.For > 0 {
+		r.For = f.For.String()
+	}
+	switch {
+	case f.Error != "":
+		r.Seen, r.Recovered, r.Class = f.Error, "—", "invalid"
+	case f.Applied() && f.Unrecovered:
+		r.Class = "fail"
+	}
+	return r
 }
 
 func describePlan(p result.PlanInfo) string {

@@ -358,6 +358,77 @@ func addPhases(p *plot.Plot, leg *plot.Legend, tl *result.Timeline) {
 	}
 }
 
+var faultShade = color.NRGBA{0xd6, 0x27, 0x28, 0x30}
+
+// faultSpans are the applied faults of res (StepResult.Faults) on its
+// timeline's axis, in seconds since the timeline's Start: from the
+// injection to the clear, or to the end of the step's hold for a fault
+// never cleared (a kill, a clear that failed) — to the last window's end
+// when the hold has not ended.
+func faultSpans(res *loadtest.Result) []faultBand {
+	tl := res.Timeline
+	if tl == nil {
+		return nil
+	}
+	since := func(t time.Time) float64 { return t.Sub(tl.Start).Seconds() }
+	var out []faultBand
+	for _, s := range res.Steps {
+		holdEnd := math.NaN()
+		for _, ph := range tl.Phases {
+			if ph.Step == s.Index && ph.Name == "hold" && ph.To >= ph.From {
+				holdEnd = ph.To
+			}
+		}
+		if math.IsNaN(holdEnd) && !s.End.IsZero() {
+			holdEnd = since(s.End)
+		}
+		if n := tl.Len(); math.IsNaN(holdEnd) && n > 0 {
+			holdEnd = tl.T[n-1]
+		}
+		for _, f := range s.Faults {
+			if !f.Applied() {
+				continue
+			}
+			from, to := since(f.Injected), holdEnd
+			if !f.Cleared.IsZero() {
+				to = since(f.Cleared)
+			}
+			if math.IsNaN(to) || to < from {
+				to = from
+			}
+			out = append(out, faultBand{band: band{From: from, To: to, Color: faultShade}, Name: f.Name})
+		}
+	}
+	// The names of faults that begin within an eighth of the run of each
+	// other go on lines of their own.
+	gap := 0.0
+	if n := tl.Len(); n > 0 {
+		gap = tl.T[n-1] / 8
+	}
+	for i := range out {
+		for taken := true; taken; {
+			taken = slices.ContainsFunc(out[:i], func(o faultBand) bool {
+				return o.Row == out[i].Row && math.Abs(out[i].From-o.From) < gap
+			})
+			if taken {
+				out[i].Row++
+			}
+		}
+	}
+	return out
+}
+
+// addFaults shades the time each fault of res was applied, with its name.
+func addFaults(p *plot.Plot, leg *plot.Legend, res *loadtest.Result) {
+	spans := faultSpans(res)
+	for _, b := range spans {
+		p.Add(b)
+	}
+	if len(spans) > 0 {
+		leg.Add("fault applied", spans[0].band)
+	}
+}
+
 // timeXY pairs a timeline's window ends with values, NaN where skip.
 func timeXY(t []float64, n int, v func(i int) (float64, bool)) plotter.XYs {
 	xys := make(plotter.XYs, 0, n)
@@ -376,7 +447,8 @@ const noTimeline = "time series: this result has no timeline (written before tim
 // TimelinePlots draws the run over time from its Timeline: offered and
 // answered rates; p50/p95/p99 of the primary kind (p95 of the other
 // kinds); errors, dropped and in-flight requests — each with the holds
-// shaded and every ramp's start marked.
+// shaded, every ramp's start marked and every fault applied shaded and
+// named.
 func TimelinePlots(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	tl := res.Timeline
 	if tl == nil || tl.Len() == 0 {
@@ -389,6 +461,7 @@ func TimelinePlots(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	p := newPlot("Request rates over the run", x, "rate (requests/s)")
 	leg := newLegend()
 	addPhases(p, &leg, tl)
+	addFaults(p, &leg, res)
 	addSeries(p, &leg, "offered/s", timeXY(tl.T, n, func(i int) (float64, bool) { return at(tl.Offered, i) }), colour(0), nil, false)
 	addSeries(p, &leg, "answered/s", timeXY(tl.T, n, func(i int) (float64, bool) { return at(tl.Answered, i) }), colour(3), nil, false)
 	fromZero(p)
@@ -406,6 +479,7 @@ func TimelinePlots(res *loadtest.Result, kind string) ([]*Figure, []string) {
 		p = newPlot(part.title, x, "latency (ms, log scale)")
 		leg = newLegend()
 		addPhases(p, &leg, tl)
+		addFaults(p, &leg, res)
 		drawn := false
 		ci := 0
 		for _, ks := range tl.Kinds {
@@ -446,6 +520,7 @@ func TimelinePlots(res *loadtest.Result, kind string) ([]*Figure, []string) {
 	p = newPlot("Errors and requests in flight over the run", x, "requests (count)")
 	leg = newLegend()
 	addPhases(p, &leg, tl)
+	addFaults(p, &leg, res)
 	addSeries(p, &leg, "in flight", timeXY(tl.T, n, func(i int) (float64, bool) { return atI(tl.InFlight, i) }), colour(0), nil, false)
 	addSeries(p, &leg, "errors per window", timeXY(tl.T, n, func(i int) (float64, bool) { return atI(tl.Errors, i) }), colour(2), nil, false)
 	addSeries(p, &leg, "dropped per window", timeXY(tl.T, n, func(i int) (float64, bool) { return atI(tl.Dropped, i) }), colour(1), dashed, false)
@@ -482,7 +557,8 @@ func byteUnit(v float64) (string, float64) {
 // ResourcePlots draws every sampled series of the timeline, one figure
 // per component and unit: CPU in cores, memory in bytes (scaled to a
 // readable binary unit), counts; each series' limit drawn as a dashed
-// line when it is within the plot's reach (else named in the legend).
+// line when it is within the plot's reach (else named in the legend);
+// the holds and the faults applied shaded as in [TimelinePlots].
 func ResourcePlots(res *loadtest.Result) ([]*Figure, []string) {
 	tl := res.Timeline
 	if tl == nil || tl.Len() == 0 && len(tl.Resources) == 0 {
@@ -539,6 +615,7 @@ func ResourcePlots(res *loadtest.Result) ([]*Figure, []string) {
 		p := newPlot(title+" over the run", "time since the run's start (s)", ylabel)
 		leg := newLegend()
 		addPhases(p, &leg, tl)
+		addFaults(p, &leg, res)
 		for i, r := range g.series {
 			xys := make(plotter.XYs, 0, len(r.V))
 			for j := range r.V {

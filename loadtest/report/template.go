@@ -17,7 +17,7 @@ th{background:#f3f3f3;font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .verdict{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:700;text-transform:uppercase;color:#fff}
 .verdict.pass{background:#2c7a2c}.verdict.fail{background:#c62828}.verdict.invalid{background:#e08a00}.verdict.incomplete{background:#777}
-td.pass{color:#1e6b1e}td.fail{color:#b71c1c}td.invalid{color:#a05a00}td.incomplete{color:#666}
+td.pass{color:#1e6b1e}td.fail,tr.fail td{color:#b71c1c}td.invalid,tr.invalid td{color:#a05a00}td.incomplete{color:#666}
 .headline{font-size:16px;margin:6px 0}
 .note{color:#555;font-style:italic}
 .errs li{color:#b71c1c}
@@ -49,7 +49,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 </head>
 <body data-plots="0" data-figures="{{len .Figures}}" data-verdict="{{.Verdict}}">
 <main>
-<nav><a href="#capacity">Capacity</a><a href="#plots">Plots</a><a href="#kinds">Per kind</a>{{if .Queries}}<a href="#queries">Queries</a>{{end}}<a href="#checks">Checks</a><a href="#self">Self-check</a>{{if .Findings}}<a href="#findings">Findings</a>{{end}}{{if .Baseline}}<a href="#baseline">Baseline</a>{{end}}<a href="#environment">Environment</a>{{if .Logs}}<a href="#logs">Logs</a>{{end}}</nav>
+<nav><a href="#capacity">Capacity</a><a href="#plots">Plots</a><a href="#kinds">Per kind</a>{{if .Queries}}<a href="#queries">Queries</a>{{end}}{{if .Faults}}<a href="#faults">Faults</a>{{end}}<a href="#checks">Checks</a><a href="#self">Self-check</a>{{if .Findings}}<a href="#findings">Findings</a>{{end}}{{if .Baseline}}<a href="#baseline">Baseline</a>{{end}}<a href="#environment">Environment</a>{{if .Logs}}<a href="#logs">Logs</a>{{end}}</nav>
 <h1>{{.Title}}</h1>
 <p class="headline"><span class="verdict {{.VClass}}" id="verdict">{{.Verdict}}</span> {{.Headline}}.</p>
 {{with .Conclusion}}<p>{{.}}</p>{{end}}
@@ -100,6 +100,16 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 {{range .Statements}}<tr><td><code>{{.Query}}</code></td><td class="num">{{.PerS}}</td><td class="num">{{.PerOK}}</td><td class="num">{{.Mean}}</td><td class="num">{{.DBTime}}</td><td class="num">{{.Rows}}</td></tr>
 {{end}}</tbody>
 </table>{{end}}
+{{end}}
+{{if .Faults}}
+<h2 id="faults">Faults</h2>
+<table>
+<thead><tr><th>Step</th><th>Fault</th><th>At</th><th>For</th><th>Seen</th><th>Recovered</th><th>Failed meanwhile</th></tr></thead>
+<tbody>
+{{range .Faults}}<tr{{with .Class}} class="{{.}}"{{end}}><td class="num">{{.Step}}</td><td>{{.Name}}</td><td class="num">{{.At}}</td><td class="num">{{.For}}</td><td>{{.Seen}}</td><td>{{.Recovered}}</td><td>{{.Failed}}</td></tr>
+{{end}}</tbody>
+</table>
+<p>{{.FaultLegend}}</p>
 {{end}}
 
 <h2 id="checks">Checks</h2>

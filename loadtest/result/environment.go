@@ -42,6 +42,9 @@ const (
 	// RolePooler is a connection pooler in front of the database, such as
 	// PgBouncer.
 	RolePooler = "pooler"
+	// RoleNetwork is what stands between components to fault the network
+	// between them, such as Toxiproxy.
+	RoleNetwork = "network"
 )
 
 // Component is one part of the stack under test.

@@ -118,6 +118,7 @@ func (res *Result) Markdown() string {
 	}
 	queriesSection(p, res.Steps)
 	growthSection(p, res.Steps)
+	faultsSection(p, res.Steps)
 	if res.Plan.Type == "knee" {
 		res.kneeSection(p, unit, primary, comps)
 	} else if res.Projection != nil {

@@ -25,6 +25,8 @@ type Timeline struct {
 	// an error (any outcome but OK and dropped) or were dropped.
 	Errors  []int64 `json:"errors"`
 	Dropped []int64 `json:"dropped"`
+	// Timeouts counts, of Errors, the requests that timed out.
+	Timeouts []int64 `json:"timeouts,omitempty"`
 	// InFlight is the requests begun and not yet answered at each
 	// window's end.
 	InFlight []int64 `json:"in_flight"`

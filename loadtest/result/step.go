@@ -99,6 +99,9 @@ type StepResult struct {
 	// Growth is, for a soak step (Step.Soak), every component's memory and
 	// every goroutines series fitted over the hold; see Growth.
 	Growth []Growth `json:"growth,omitempty"`
+	// Faults are the faults injected during the hold (loadtest.Fault):
+	// when each was applied and cleared, seen, recovered from.
+	Faults []FaultResult `json:"faults,omitempty"`
 
 	all *KindResult // AllRequests, merged on first use
 }

@@ -165,8 +165,8 @@ func helpdesk(t *testing.T, setup string, runs *variants) {
 // connections. Both send mail to the mock upstream, which answers in
 // about 20 ms. As in the seed, no desk process is held to less than the
 // machine: each may use both cores and 2 GiB (the seed's desk reached
-// 1 GB at 3,000 agents).
-func startDesk(t *testing.T, setup string, agents int) *fixtures.Stack {
+// 1 GB at 3,000 agents). extra are further options.
+func startDesk(t *testing.T, setup string, agents int, extra ...fixtures.Option) *fixtures.Stack {
 	mail := map[string]string{
 		"DESK_MAIL_URL":           "{{.UpstreamURL}}/echo?delay=20ms&status=200&bytes=64",
 		"DESK_MAIL_ALLOW_PRIVATE": "1", // a container network's mock
@@ -188,7 +188,7 @@ func startDesk(t *testing.T, setup string, agents int) *fixtures.Stack {
 		}
 		opts = append(opts, fixtures.WithTarget(web))
 	}
-	return fixtures.Start(t, opts...)
+	return fixtures.Start(t, append(opts, extra...)...)
 }
 
 // seedDesk fills the stack's database with spec (idempotent: the same spec

@@ -127,8 +127,8 @@ func orchestrator(t *testing.T, web int) {
 // startOrch starts the orchestrator: web 0 is one process doing the API
 // and the orchestration; otherwise web processes behind Caddy and one
 // worker. Runners call the mock upstream's /echo, which answers after
-// vendor. Every process may use both cores.
-func startOrch(t *testing.T, web, runners, slots int, vendor time.Duration) *fixtures.Stack {
+// vendor. Every process may use both cores. extra options follow.
+func startOrch(t *testing.T, web, runners, slots int, vendor time.Duration, extra ...fixtures.Option) *fixtures.Stack {
 	api := orchload.Service()
 	api.CPUs, api.Memory = "2", "2GiB"
 	vendorURL := fmt.Sprintf("{{.UpstreamURL}}/echo?delay=%s&status=200&bytes=512", vendor)
@@ -137,7 +137,7 @@ func startOrch(t *testing.T, web, runners, slots int, vendor time.Duration) *fix
 		api.Env["ORCH_ROLE"] = "web"
 		opts = append(opts, fixtures.WithReplicas(web), fixtures.WithService(orchload.Worker()))
 	}
-	return fixtures.Start(t, append(opts, fixtures.WithTarget(api))...)
+	return fixtures.Start(t, append(append(opts, extra...), fixtures.WithTarget(api))...)
 }
 
 // createMissions creates n draft missions of tasks tasks in one batch and

@@ -112,3 +112,32 @@ func Healthy() loadtest.Check {
 		return nil
 	})
 }
+
+// StreamsResume returns a check that the streams that dropped in a step
+// (a KindStream sample ending in a transport or protocol error: a
+// replica lost, a proxy restarted) connected again within it: at least
+// as many connects succeeded (KindConnect OK) as streams dropped. A new
+// stream's first connect counts too, so the check bounds from one side:
+// it catches streams that gave up or kept failing to reconnect, as a
+// load balancer still sending them to a lost replica makes them. A drop
+// in the last moments of the hold may reconnect after it: inject faults
+// early enough in the hold for the streams' backoff.
+func StreamsResume() loadtest.Check {
+	return loadtest.Custom("dropped streams resume", func(s *loadtest.StepResult) error {
+		var dropped, connected int64
+		if k := s.Kind(KindStream); k != nil {
+			dropped = k.Outcomes[loadtest.TransportError] + k.Outcomes[loadtest.ProtocolError]
+		}
+		if k := s.Kind(KindConnect); k != nil {
+			connected = k.Outcomes[loadtest.OK]
+		}
+		if dropped > connected {
+			failed := int64(0)
+			if k := s.Kind(KindConnect); k != nil {
+				failed = k.Total() - connected
+			}
+			return fmt.Errorf("%d streams dropped, %d connected again (%d connects failed)", dropped, connected, failed)
+		}
+		return nil
+	})
+}

@@ -355,6 +355,20 @@ func TestHealthyCheck(t *testing.T) {
 	assert.Error(t, check.Evaluate(step(&result.KindResult{Kind: sse.KindMalformed, Outcomes: map[loadtest.Outcome]int64{loadtest.ProtocolError: 1}})))
 }
 
+// TestStreamsResumeCheck: a step whose dropped streams connected again
+// passes; one where fewer connects succeeded than streams dropped fails,
+// with the counts.
+func TestStreamsResumeCheck(t *testing.T) {
+	step := func(kinds ...*result.KindResult) *loadtest.StepResult { return &loadtest.StepResult{Kinds: kinds} }
+	check := sse.StreamsResume()
+	dropped := &result.KindResult{Kind: sse.KindStream, Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 3, loadtest.TransportError: 20}}
+	assert.NoError(t, check.Evaluate(step()), "no streams, nothing to resume")
+	assert.NoError(t, check.Evaluate(step(dropped, &result.KindResult{Kind: sse.KindConnect, Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 21}})))
+	err := check.Evaluate(step(dropped, &result.KindResult{Kind: sse.KindConnect, Outcomes: map[loadtest.Outcome]int64{loadtest.OK: 12, loadtest.HTTP5xx: 30}}))
+	assert.ErrorContains(t, err, "20 streams dropped, 12 connected again (30 connects failed)")
+	assert.Error(t, check.Evaluate(step(dropped)), "dropped and never connected again")
+}
+
 // TestGroup_OpenFor: streams of one group opened for different sinks record
 // into their own sink only, the group counts them all, and a closed
 // stream leaves the group (Group.Close does not close it again).

@@ -181,27 +181,70 @@ func (s *Server) runAttempt(j job) {
 	switch {
 	case callErr != nil && r.jobCtx.Err() != nil:
 		outcome = schema.AttemptAbandoned
-		if err = s.abandon(ctx, j); err == nil {
+		if err = s.retrySettle(ctx, j, func(ctx context.Context) error { return s.abandon(ctx, j) }); err == nil {
 			r.abandoned.Add(1)
 		}
 	case callErr != nil:
 		outcome = schema.AttemptError
-		err = s.settleFailure(ctx, j, callErr)
+		err = s.retrySettle(ctx, j, func(ctx context.Context) error { return s.settleFailure(ctx, j, callErr) })
 	default:
 		outcome = schema.AttemptOK
-		err = s.settleSuccess(ctx, j, ans, time.Since(start))
+		took := time.Since(start)
+		err = s.retrySettle(ctx, j, func(ctx context.Context) error { return s.settleSuccess(ctx, j, ans, took) })
 	}
 	s.metrics.attempt(outcome)
 	if err != nil {
-		s.log.Error("orch: settling an attempt failed; the task stays running", "task", j.task, "attempt", j.attempt, "outcome", outcome, "err", err.Error())
+		s.log.Error("orch: settling an attempt failed for good; the task stays running", "task", j.task, "attempt", j.attempt, "outcome", outcome, "err", err.Error())
 	}
+}
+
+// errSettled is what a settling transaction returns when its attempt
+// was settled already: a retry after a commit whose answer was lost.
+var errSettled = errors.New("orch: the attempt is settled already")
+
+// retrySettle runs settle, a transaction that settles j's attempt, until
+// it commits or ctx (settleTimeout) ends, backing off from 100 ms to 2 s:
+// a database lost for a while (restarted, failed over, cut off) must not
+// lose the attempt's outcome, and leave its task running for good. Each
+// settling transaction first marks the attempt finished only if it is
+// not, so a retry after a commit is a no-op.
+func (s *Server) retrySettle(ctx context.Context, j job, settle func(context.Context) error) error {
+	wait := 100 * time.Millisecond
+	for try := 1; ; try++ {
+		err := settle(ctx)
+		if err == nil || errors.Is(err, errSettled) {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		s.log.Warn("orch: settling an attempt failed; retrying", "task", j.task, "attempt", j.attempt, "try", try, "err", err.Error())
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// finishAttempt marks j's attempt finished with outcome (and the
+// columns set adds), unless it is already: then errSettled.
+func finishAttempt(ctx context.Context, tx pgx.Tx, set string, args ...any) error {
+	tag, err := tx.Exec(ctx, `UPDATE attempts SET finished_at = clock_timestamp(), `+set+` WHERE id = $1 AND finished_at IS NULL`, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return errSettled
+	}
+	return nil
 }
 
 func (s *Server) settleSuccess(ctx context.Context, j job, ans vendorAnswer, took time.Duration) error {
 	cost := float64(ans.tokens) * costPerToken
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE attempts SET finished_at = clock_timestamp(), outcome = 'ok', tokens = $2, cost = $3 WHERE id = $1`,
-			j.attempt, ans.tokens, cost); err != nil {
+		if err := finishAttempt(ctx, tx, `outcome = 'ok', tokens = $2, cost = $3`, j.attempt, ans.tokens, cost); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE tasks SET status = 'done', result = $2, finished_at = clock_timestamp() WHERE id = $1`,
@@ -227,7 +270,7 @@ func (s *Server) settleFailure(ctx context.Context, j job, callErr error) error 
 	}
 	final := j.attempts >= s.cfg.MaxAttempts
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE attempts SET finished_at = clock_timestamp(), outcome = 'error', error = $2 WHERE id = $1`, j.attempt, msg); err != nil {
+		if err := finishAttempt(ctx, tx, `outcome = 'error', error = $2`, j.attempt, msg); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO ledger (mission_id, task_id, attempt_id, runner, tokens, cost) VALUES ($1, $2, $3, $4, 0, 0)`,
@@ -255,7 +298,7 @@ func (s *Server) settleFailure(ctx context.Context, j job, callErr error) error 
 // the attempt does not count against ORCH_MAX_ATTEMPTS.
 func (s *Server) abandon(ctx context.Context, j job) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE attempts SET finished_at = clock_timestamp(), outcome = 'abandoned', error = 'runner drained' WHERE id = $1`, j.attempt); err != nil {
+		if err := finishAttempt(ctx, tx, `outcome = 'abandoned', error = 'runner drained'`, j.attempt); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE tasks SET status = 'queued', queued_at = clock_timestamp(), attempts = greatest(attempts - 1, 0), runner = NULL WHERE id = $1`, j.task); err != nil {

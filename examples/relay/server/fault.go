@@ -37,10 +37,22 @@ type Faults struct {
 	// good on a channel nobody sends on, holding this many bytes
 	// ("call-leak:4096"): the forgotten-waiter leak a soak must catch.
 	CallLeak int64
+	// RecordAsync answers a tools/call before its usage is recorded and
+	// records it in the background within this long, dropping the record
+	// when the database does not answer in time ("record-async:500ms"):
+	// the acknowledged-but-lost write a fault scenario's ledger must catch.
+	RecordAsync time.Duration
+	// NoReconnect connects to PostgreSQL only as the relay starts: its
+	// pool's connections are dialled once, and one that breaks (the
+	// database restarted, failed over, or cut off) is never replaced
+	// ("db-no-reconnect"): the relay that does not recover after its
+	// database came back, which a fault scenario's RecoversWithin must
+	// catch.
+	NoReconnect bool
 }
 
 // faultNames are the accepted names, for error messages.
-const faultNames = "call-latency:DUR, list-latency:DUR, call-cpu:DUR, dashboard-n-plus-one, auth-no-cache, event-delay:DUR, stream-memory:BYTES, stream-goroutine, call-leak:BYTES"
+const faultNames = "call-latency:DUR, list-latency:DUR, call-cpu:DUR, dashboard-n-plus-one, auth-no-cache, event-delay:DUR, stream-memory:BYTES, stream-goroutine, call-leak:BYTES, record-async:DUR, db-no-reconnect"
 
 // ParseFaults parses a comma-separated list such as
 // "call-latency:5ms,dashboard-n-plus-one". Empty items are ignored.
@@ -77,12 +89,16 @@ func ParseFaults(s string) (Faults, error) {
 			dur(&f.CallCPU)
 		case "event-delay":
 			dur(&f.EventDelay)
+		case "record-async":
+			dur(&f.RecordAsync)
 		case "dashboard-n-plus-one":
 			flag(&f.DashboardNPlusOne)
 		case "auth-no-cache":
 			flag(&f.AuthNoCache)
 		case "stream-goroutine":
 			flag(&f.StreamGoroutine)
+		case "db-no-reconnect":
+			flag(&f.NoReconnect)
 		case "stream-memory", "call-leak":
 			n, err := strconv.ParseInt(arg, 10, 64)
 			if !hasArg || err != nil || n <= 0 || n > 1<<30 {
@@ -119,6 +135,8 @@ func (f Faults) List() []string {
 	add(f.StreamMemory > 0, "stream-memory:"+strconv.FormatInt(f.StreamMemory, 10))
 	add(f.StreamGoroutine, "stream-goroutine")
 	add(f.CallLeak > 0, "call-leak:"+strconv.FormatInt(f.CallLeak, 10))
+	add(f.RecordAsync > 0, "record-async:"+f.RecordAsync.String())
+	add(f.NoReconnect, "db-no-reconnect")
 	return out
 }
 

@@ -19,9 +19,10 @@ func TestParseFaults(t *testing.T) {
 		// The two named in the issue, with spaces and an empty item.
 		{in: " call-latency:5ms, ,dashboard-n-plus-one", want: Faults{CallLatency: 5 * time.Millisecond, DashboardNPlusOne: true}},
 		// Every fault at once.
-		{in: "call-latency:1s,list-latency:2ms,call-cpu:100us,dashboard-n-plus-one,auth-no-cache,event-delay:3ms,stream-memory:4096,stream-goroutine,call-leak:8192",
+		{in: "call-latency:1s,list-latency:2ms,call-cpu:100us,dashboard-n-plus-one,auth-no-cache,event-delay:3ms,stream-memory:4096,stream-goroutine,call-leak:8192,record-async:500ms,db-no-reconnect",
 			want: Faults{CallLatency: time.Second, ListLatency: 2 * time.Millisecond, CallCPU: 100 * time.Microsecond,
-				DashboardNPlusOne: true, AuthNoCache: true, EventDelay: 3 * time.Millisecond, StreamMemory: 4096, StreamGoroutine: true, CallLeak: 8192}},
+				DashboardNPlusOne: true, AuthNoCache: true, EventDelay: 3 * time.Millisecond, StreamMemory: 4096, StreamGoroutine: true, CallLeak: 8192,
+				RecordAsync: 500 * time.Millisecond, NoReconnect: true}},
 		// A duration fault without its duration.
 		{in: "call-latency", wantErr: "call-latency:DURATION"},
 		// A zero duration.

@@ -353,6 +353,18 @@ func (s *Server) toolsCall(ctx context.Context, p principal, params json.RawMess
 		Tool: cp.Name, ConnectorID: conn.ID, Outcome: outcome, DurationUS: dur.Microseconds(),
 		Bytes: n, StartedAt: formatWrittenAt(start),
 	})
+	if d := s.cfg.Faults.RecordAsync; d > 0 {
+		// The planted bug: answered before it is recorded, and the record
+		// dropped when the database is slower than d.
+		go func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+			defer cancel()
+			if _, err := s.store.recordCall(rctx, rec, string(payload)); err != nil {
+				s.log.Error("relay: recording a call failed (record-async)", "user_id", p.UserID, "tool", cp.Name, "err", err)
+			}
+		}()
+		return result, nil
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	recStart := time.Now()

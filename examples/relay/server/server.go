@@ -87,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	var err error
 	if cfg.DatabaseURL != "" {
-		s.store, err = openPostgres(ctx, cfg.DatabaseURL, cfg.DBMaxConns, deliver, lg)
+		s.store, err = openPostgres(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.Faults.NoReconnect, deliver, lg)
 	} else {
 		s.store, err = openSQLite(ctx, cfg.SQLitePath, cfg.DBMaxConns, deliver)
 	}

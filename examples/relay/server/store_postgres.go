@@ -51,8 +51,10 @@ type pgStore struct {
 }
 
 // openPostgres connects, applies the migrations and starts listening; it
-// returns once LISTEN is in force.
-func openPostgres(ctx context.Context, url string, maxConns int, deliver func(event), log *slog.Logger) (*pgStore, error) {
+// returns once LISTEN is in force. noReconnect is the planted fault
+// db-no-reconnect: the pool dials its maxConns connections once, and
+// refuses to dial again.
+func openPostgres(ctx context.Context, url string, maxConns int, noReconnect bool, deliver func(event), log *slog.Logger) (*pgStore, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("relay: DATABASE_URL: %w", err)
@@ -60,6 +62,16 @@ func openPostgres(ctx context.Context, url string, maxConns int, deliver func(ev
 	cfg.MaxConns = int32(maxConns)
 	cfg.MinConns = int32(min(maxConns, 4))
 	cfg.MaxConnIdleTime = 10 * time.Minute
+	if noReconnect {
+		var dialled atomic.Int32
+		cfg.MinConns = cfg.MaxConns
+		cfg.BeforeConnect = func(context.Context, *pgx.ConnConfig) error {
+			if dialled.Add(1) > cfg.MaxConns {
+				return errors.New("relay: the pool does not dial again (planted fault db-no-reconnect)")
+			}
+			return nil
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("relay: DATABASE_URL: %w", err)
