@@ -65,6 +65,8 @@ func runCmd(args []string, stdout io.Writer) error {
 	shardFlag := fl.String("shard", "", "run as shard I of N generator processes (I from 0, e.g. 1/3): arrival i is sent by shard i mod N; merge the shards' results with headroom merge")
 	startAt := fl.String("start-at", "", "shards: the common start instant, RFC 3339 (e.g. 2026-12-01T12:00:00Z), a little ahead")
 	stepGap := fl.Duration("step-gap", 0, "shards: pause between a step's hold and the next ramp, for the step to drain (0 for the default 2s)")
+	grpcMethod := fl.String("grpc", "", "call this gRPC method (package.Service/Method) instead of HTTP: -url grpc://host:port (grpcs:// over TLS), -body its request in protobuf JSON, described by -proto-set or else by the server's reflection; -conns bounds the calls in flight")
+	protoSet := fl.String("proto-set", "", "gRPC: a descriptor set describing the method (protoc --include_imports --descriptor_set_out, buf build -o); without it the server's reflection is asked")
 	emit := fl.Bool("emit-result", false, "print the result (after every step, and at the end) on stdout between BEGIN/END HEADROOM RESULT lines, for headroom merge to read from logs (kubectl logs)")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -76,7 +78,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	if *target == "" {
 		return errors.New("-url is required, e.g. -url http://127.0.0.1:8080/healthz")
 	}
-	if err := checkLoopback(*target, *allowRemote); err != nil {
+	if err := checkLoopback(*target, *allowRemote, *grpcMethod != ""); err != nil {
 		return err
 	}
 	var plan loadtest.Plan
@@ -99,37 +101,42 @@ func runCmd(args []string, stdout io.Writer) error {
 	if *conns == 0 {
 		*conns = poolFor(plan.MaxLevel(), max(*p95, *p99))
 	}
-	opts := httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure}
+	var pem []byte
 	if *caFile != "" {
-		pem, err := os.ReadFile(*caFile)
-		if err != nil {
+		if pem, err = os.ReadFile(*caFile); err != nil {
 			return err
 		}
-		opts.RootCAPEM = pem
 	}
-	client, err := httpc.New(opts)
+	var k cliKind
+	if *grpcMethod != "" {
+		if *expectStatus != "" || *expectBytes > 0 || len(headers) > 0 {
+			return &exitError{exitUsage, errors.New("-expect-status, -expect-bytes and -header are HTTP's; a gRPC call succeeds on status OK")}
+		}
+		k, err = grpcKind(grpcFlags{target: *target, method: *grpcMethod, body: *body, protoSet: *protoSet,
+			inFlight: *conns, timeout: *timeout, caPEM: pem, insecure: *insecure})
+	} else {
+		var expect httpc.Expect
+		if expect, err = parseExpect(*expectStatus, *expectBytes); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		k, err = httpKind(httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure, RootCAPEM: pem},
+			*method, *target, headers, *body, expect)
+	}
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	var b []byte
-	if *body != "" {
-		b = []byte(*body)
-	}
-	req, err := client.Prepare(*method, *target, headers, b)
-	if err != nil {
-		return err
-	}
-	expect, err := parseExpect(*expectStatus, *expectBytes)
-	if err != nil {
-		return &exitError{exitUsage, err}
-	}
-	req = req.WithExpect(expect)
-	kind := strings.ToLower(*method)
+	defer k.close()
+	kind := k.name
 	checks := cliChecks(kind, *p95, *p99, *maxErr)
 	name := "headroom run " + *target
 	params := map[string]string{"url": *target, "method": *method, "rates": *rates, "ramp": ramp.String(), "hold": hold.String(),
 		"p95": p95.String(), "p99": p99.String(), "max-errors": strconv.FormatFloat(*maxErr, 'g', -1, 64), "conns": strconv.Itoa(*conns)}
+	if *grpcMethod != "" {
+		params["grpc"], params["method"] = *grpcMethod, "grpc"
+		if *protoSet != "" {
+			params["proto-set"] = *protoSet
+		}
+	}
 	if !*hostCheck {
 		params["host-check"] = "false"
 	}
@@ -146,7 +153,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	if err := of.claim(name, params); err != nil {
 		return err
 	}
-	if err := preflight(client, req, *target); err != nil {
+	if err := k.preflight(); err != nil {
 		of.fail(name, params, err)
 		return err
 	}
@@ -154,7 +161,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	defer stop()
 	res, err := loadtest.Run(ctx, loadtest.Scenario{
 		Name:      name,
-		Workload:  &loadtest.Arrivals{Poisson: *poisson, Mix: []loadtest.Kind{{Name: kind, Weight: 1, Do: client.Func(req)}}},
+		Workload:  &loadtest.Arrivals{Poisson: *poisson, Mix: []loadtest.Kind{{Name: kind, Weight: 1, Do: k.do}}},
 		Plan:      plan,
 		Checks:    checks,
 		Seed:      *seed,
@@ -208,6 +215,34 @@ func poolFor(topRate float64, slowest time.Duration) int {
 // preflight sends one request and fails fast, before any load, when nothing
 // answers at the target: a refused or reset connection, a failed TLS
 // handshake, a timeout. Any HTTP answer, an error status included, passes.
+// cliKind is the one request kind a headroom run sends.
+type cliKind struct {
+	name      string
+	do        func(context.Context) loadtest.Response
+	preflight func() error
+	close     func()
+}
+
+// httpKind is the HTTP request of the run's flags.
+func httpKind(opts httpc.Options, method, target string, headers []httpc.Header, body string, expect httpc.Expect) (cliKind, error) {
+	client, err := httpc.New(opts)
+	if err != nil {
+		return cliKind{}, err
+	}
+	var b []byte
+	if body != "" {
+		b = []byte(body)
+	}
+	req, err := client.Prepare(method, target, headers, b)
+	if err != nil {
+		client.Close()
+		return cliKind{}, err
+	}
+	req = req.WithExpect(expect)
+	return cliKind{name: strings.ToLower(method), do: client.Func(req), close: client.Close,
+		preflight: func() error { return preflight(client, req, target) }}, nil
+}
+
 func preflight(c *httpc.Client, req *httpc.Request, target string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -220,9 +255,12 @@ func preflight(c *httpc.Client, req *httpc.Request, target string) error {
 }
 
 // checkLoopback refuses a target outside 127.0.0.0/8 and ::1 unless allowed.
-func checkLoopback(raw string, allow bool) error {
+func checkLoopback(raw string, allow, grpc bool) error {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	switch {
+	case grpc && (err != nil || u.Host == "" || u.Scheme != "grpc" && u.Scheme != "grpcs"):
+		return fmt.Errorf("-url %q: with -grpc, give grpc://host:port (or grpcs://host:port over TLS)", raw)
+	case !grpc && (err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https")):
 		return fmt.Errorf("-url %q is not an absolute http(s) URL", raw)
 	}
 	if allow {

@@ -41,9 +41,15 @@ func TestRunSizesItsPool(t *testing.T) {
 	require.NoError(t, rerr)
 	assert.Equal(t, "2200", res.Params["conns"], "2,000/s × the 1 s p95 bound, a tenth to spare")
 	s := res.Steps[0]
-	require.NotEqual(t, result.Invalid, s.Verdict, "%v (%v)", s.Self.Reasons, err)
-	// A fifth of the arrivals wait out the stall: p99 near 200 ms, p95 near 150.
-	assert.InDelta(t, 195, float64(s.Kind("get").Latency.P99)/1e6, 30)
+	assert.NotContains(t, strings.Join(s.Self.Reasons, "\n"), "connection pool", "the pool was large enough (%v)", err)
+	if s.Verdict == result.Invalid {
+		// The host, busy with other tests, may start requests late: the
+		// step is void for that, and its latency is not this test's.
+		t.Logf("the sized run's step is invalid for the host's reasons: %v", s.Self.Reasons)
+	} else {
+		// A fifth of the arrivals wait out the stall: p99 near 200 ms, p95 near 150.
+		assert.InDelta(t, 195, float64(s.Kind("get").Latency.P99)/1e6, 30)
+	}
 
 	stdout.Reset()
 	_ = runCmd(append(args, "-conns", "32", "-o", filepath.Join(dir, "small.json")), &stdout)
