@@ -25,6 +25,10 @@
 // slot, its wait reported as Response.Queued, which the run's self-check
 // holds against the generator (SelfCheck.MaxQueueWait), not the target,
 // as it does for httpc's connection pool.
+//
+// A held server stream (a subscription, a feed) is measured as sse's and
+// wsc's pushed messages are: Fanout.Receive records each message's fan-out
+// delay, its receipt less the written time a field of it carries.
 package grpcc
 
 import (
