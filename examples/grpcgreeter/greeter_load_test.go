@@ -4,6 +4,8 @@ package grpcgreeter
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"strings"
 	"testing"
 
@@ -17,11 +19,12 @@ import (
 )
 
 // TestLoad_Greeter climbs a ladder of calls to grpc-go's reflection example
-// server (one CPU, 512 MiB): SayHello through its generated stubs, UnaryEcho built
-// from what the server says of itself by reflection (no stubs). No call may
-// fail. Knobs: RATES (calls per second), RAMP, HOLD, CONNS, LOADTEST_BACKEND.
+// server (one CPU, 512 MiB) through Caddy (TLS to Caddy, h2c behind it):
+// SayHello through its generated stubs, UnaryEcho built from what the
+// server says of itself by reflection (no stubs). No call may fail.
+// Knobs: RATES (calls per second), RAMP, HOLD, CONNS, LOADTEST_BACKEND.
 func TestLoad_Greeter(t *testing.T) {
-	for _, backend := range fixtures.Backends(t) {
+	for _, backend := range fixtures.Backends(t, fixtures.BackendDocker) { // -short: docker only, both with LOADTEST_MATRIX=full
 		t.Run("backend="+backend, func(t *testing.T) { greeter(t, backend) })
 	}
 }
@@ -29,15 +32,16 @@ func TestLoad_Greeter(t *testing.T) {
 func greeter(t *testing.T, backend string) {
 	k := loadtest.NewKnobs(t)
 	rates := k.Levels("RATES", "500,1000,2000", "50,100,200")
-	ramp, hold := k.DurationOrZero("RAMP", "10s", "2s"), k.Duration("HOLD", "60s", "8s")
+	ramp, hold := k.DurationOrZero("RAMP", "10s", "1s"), k.Duration("HOLD", "60s", "6s")
 	stack := fixtures.Start(t, fixtures.WithBackend(backend), fixtures.WithDatabase(fixtures.NoDatabase),
-		fixtures.WithoutUpstream(), fixtures.WithoutProxy(),
-		fixtures.WithTarget(fixtures.Service{
+		fixtures.WithoutUpstream(), fixtures.WithTarget(fixtures.Service{
 			Package:   "google.golang.org/grpc/examples/features/reflection/server", // a tool dependency of this module
 			Args:      []string{"-port", "{{.Port}}"},
-			GoRuntime: true,
+			GoRuntime: true, H2C: true, // Caddy in front proxies gRPC to it over h2c
 		}))
-	gc, err := grpcc.New(strings.TrimPrefix(stack.TargetURL, "http://"), grpcc.Options{Conns: k.Int("CONNS", "2", "1", 1)})
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(stack.CACertPEM))
+	gc, err := grpcc.New(strings.TrimPrefix(stack.URL, "https://"), grpcc.Options{Conns: k.Int("CONNS", "2", "1", 1), TLS: &tls.Config{RootCAs: roots}})
 	require.NoError(t, err)
 	t.Cleanup(func() { gc.Close() })
 	d, err := grpcc.Reflect(t.Context(), gc.Conn(), "grpc.examples.echo.Echo")
