@@ -27,7 +27,7 @@ import (
 // Knobs: RATES (messages per second), SUBSCRIBERS, RAMP, HOLD,
 // LOADTEST_BACKEND.
 func TestLoad_Broadcast(t *testing.T) {
-	for _, backend := range fixtures.Backends(t) {
+	for _, backend := range fixtures.Backends(t, fixtures.BackendLocal) { // -short: one backend (Chat has the other), both with LOADTEST_MATRIX=full
 		t.Run("backend="+backend, func(t *testing.T) { broadcast(t, backend) })
 	}
 }
@@ -36,7 +36,7 @@ func broadcast(t *testing.T, backend string) {
 	k := loadtest.NewKnobs(t)
 	rates := k.Levels("RATES", "20,50,100", "5,10,20")
 	subscribers := k.Int("SUBSCRIBERS", "200", "20", 1)
-	ramp, hold := k.DurationOrZero("RAMP", "10s", "2s"), k.Duration("HOLD", "60s", "10s")
+	ramp, hold := k.DurationOrZero("RAMP", "10s", "1s"), k.Duration("HOLD", "60s", "6s")
 
 	stack := fixtures.Start(t, fixtures.WithBackend(backend),
 		fixtures.WithDatabase(fixtures.NoDatabase), fixtures.WithoutUpstream(),
