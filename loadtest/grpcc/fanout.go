@@ -40,6 +40,14 @@ type Fanout[T any] struct {
 	// Now is the receipt clock; nil means time.Now. The server's clock
 	// must be the same (one host) for the delays to mean anything.
 	Now func() time.Time
+	// Delivery, when set, is given every message received, to meet the
+	// stream's expected messages (Delivery.Expect, ExpectID): a message
+	// expected and never received is a missed message, a KindDelivery
+	// AppError sample.
+	Delivery *Delivery
+	// ID, with Delivery, returns a message's id for ExpectID; nil or ""
+	// means the message has none and meets the oldest Expect.
+	ID func(msg *T) string
 }
 
 // FanoutStats count what Receive read.
@@ -71,11 +79,17 @@ func (f *Fanout[T]) Receive(s Stream[T]) (FanoutStats, error) {
 		now = time.Now
 	}
 	var st FanoutStats
+	if f.Delivery != nil {
+		f.Delivery.opened()
+	}
 	for {
 		msg, err := s.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return st, nil
+				err = nil
+			}
+			if f.Delivery != nil {
+				f.Delivery.ended(err)
 			}
 			return st, err
 		}
@@ -93,6 +107,13 @@ func (f *Fanout[T]) Receive(s Stream[T]) (FanoutStats, error) {
 				d = 0
 			}
 			f.record(kind, d, loadtest.Response{Outcome: loadtest.OK})
+		}
+		if f.Delivery != nil {
+			var id []byte
+			if f.ID != nil {
+				id = []byte(f.ID(msg))
+			}
+			f.Delivery.arrived(id, at)
 		}
 		if f.OnMessage != nil {
 			f.OnMessage(msg, at)

@@ -2,6 +2,8 @@ package grpcc_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,9 +51,10 @@ var ticks = grpc.ServiceDesc{
 }
 
 type samples struct {
-	mu  sync.Mutex
-	lat []time.Duration
-	out []loadtest.Outcome
+	mu   sync.Mutex
+	lat  []time.Duration
+	out  []loadtest.Outcome
+	errs []string
 }
 
 func (s *samples) Record(_ string, lat time.Duration, r loadtest.Response) {
@@ -59,6 +62,11 @@ func (s *samples) Record(_ string, lat time.Duration, r loadtest.Response) {
 	defer s.mu.Unlock()
 	s.lat = append(s.lat, lat)
 	s.out = append(s.out, r.Outcome)
+	msg := ""
+	if r.Err != nil {
+		msg = r.Err.Error()
+	}
+	s.errs = append(s.errs, msg)
 }
 
 // TestFanoutOfAServerStream: each message of a real server stream is a
@@ -111,4 +119,56 @@ func TestFanoutOfAServerStream(t *testing.T) {
 
 	_, err = (&grpcc.Fanout[timestamppb.Timestamp]{}).Receive(open(0))
 	assert.ErrorContains(t, err, "WrittenAt is nil")
+}
+
+// TestAMissedMessageOfAServerStream: a held stream's Delivery meets the
+// messages expected of it as they arrive, by id or in order, and judges
+// each one that never comes an AppError delivery sample naming it and
+// how the stream ended; the Deliveries sum every stream's counts.
+func TestAMissedMessageOfAServerStream(t *testing.T) {
+	addr := serve(t, &health{}, func(s *grpc.Server) { s.RegisterService(&ticks, nil) })
+	gc, err := grpcc.New(addr, grpcc.Options{})
+	require.NoError(t, err)
+	defer gc.Close()
+	cs, err := gc.Conn().NewStream(t.Context(), &ticks.Streams[0], "/test.Clock/Ticks")
+	require.NoError(t, err)
+	require.NoError(t, cs.SendMsg(durationpb.New(time.Millisecond)))
+	require.NoError(t, cs.CloseSend())
+
+	all := grpcc.NewDeliveries(grpcc.DeliveryConfig{Timeout: 300 * time.Millisecond})
+	rec := &samples{}
+	d := all.For(rec)
+	d.Expect(6) // the stream sends 5, one of them "m3"
+	d.ExpectID("m3")
+	d.ExpectID("m9") // never sent
+	n := 0
+	f := grpcc.Fanout[timestamppb.Timestamp]{Delivery: d,
+		WrittenAt: func(m *timestamppb.Timestamp) (time.Time, error) { return m.AsTime(), nil },
+		ID:        func(*timestamppb.Timestamp) string { n++; return fmt.Sprintf("m%d", n) }}
+	st, err := f.Receive(&grpc.GenericClientStream[durationpb.Duration, timestamppb.Timestamp]{ClientStream: cs})
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), st.Messages)
+
+	time.Sleep(600 * time.Millisecond) // past the deadline of what is missing
+	want := grpcc.DeliveryStats{Expected: 8, Delivered: 5, Missing: 3, Overdue: 3}
+	assert.Equal(t, want, d.Close())
+	assert.Equal(t, want, all.Stats())
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var ok int
+	var errs []string
+	for i, o := range rec.out {
+		switch o {
+		case loadtest.OK:
+			ok++
+		case loadtest.AppError:
+			errs = append(errs, rec.errs[i])
+		}
+	}
+	assert.Equal(t, 5, ok)
+	require.Len(t, errs, 3)
+	text := strings.Join(errs, "\n")
+	assert.Contains(t, text, "grpcc: 2 messages expected")
+	assert.Contains(t, text, `grpcc: message id "m9" expected`)
+	assert.Contains(t, text, "stream ended normally (1 opened)")
 }

@@ -28,7 +28,10 @@
 //
 // A held server stream (a subscription, a feed) is measured as sse's and
 // wsc's pushed messages are: Fanout.Receive records each message's fan-out
-// delay, its receipt less the written time a field of it carries.
+// delay, its receipt less the written time a field of it carries, and,
+// given the stream's Delivery (Deliveries.For), meets the messages
+// expected of it: one expected and never received is a missed message, a
+// KindDelivery AppError sample, as sse's and wsc's.
 package grpcc
 
 import (

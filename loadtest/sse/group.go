@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
+	"github.com/headroom-dev/headroom/loadtest/internal/delivery"
 
 	"github.com/headroom-dev/headroom/loadtest/httpc"
 )
@@ -19,6 +20,7 @@ type Group struct {
 	tgt   target
 	c     counters
 	epoch time.Time // cfg.Now at NewGroup: the origin of the group's clock
+	rules delivery.Rules
 	// ownDial says Config.Dial was given (a test's net.Pipe, maybe inside
 	// a synctest bubble): the streams' deep steps do not use the shared
 	// worker pool then.
@@ -35,7 +37,10 @@ func NewGroup(cfg Config) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Group{cfg: c, tgt: t, epoch: c.Now(), ownDial: cfg.Dial != nil}, nil
+	g := &Group{cfg: c, tgt: t, epoch: c.Now(), ownDial: cfg.Dial != nil}
+	g.rules = delivery.Rules{Kind: KindDelivery, Timeout: c.DeliveryTimeout, TrackIDs: c.TrackIDs,
+		Now: c.Now, Epoch: g.epoch, Prefix: "sse", Noun: "event", Total: &g.c.dl}
+	return g, nil
 }
 
 // now returns Config.Now on the group's clock: the time since its epoch.
@@ -59,9 +64,7 @@ func (g *Group) Open(ctx context.Context, header ...httpc.Header) *Stream {
 // its own loadtest.User, where a group per user would repeat the whole
 // configuration for every stream.
 func (g *Group) OpenFor(ctx context.Context, sink loadtest.Sink, header ...httpc.Header) *Stream {
-	s := newStream(g, header)
-	s.sink = sink
-	s.begin, _ = sink.(beginner)
+	s := newStream(g, sink, header)
 	g.mu.Lock()
 	if g.streams == nil {
 		g.streams = map[*Stream]struct{}{}

@@ -1,6 +1,10 @@
 package sse
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/headroom-dev/headroom/loadtest/internal/delivery"
+)
 
 // Stats are counts of one stream or of a whole group.
 type Stats struct {
@@ -60,14 +64,12 @@ type Stats struct {
 type counters struct {
 	streams, connected, connects, connectErrors, drops, reconnects atomic.Int64
 	events, comments, unhealthy, unhealthyNow, protocolErrors      atomic.Int64
-	fanout, skew, expected, delivered, overdue, badWritten         atomic.Int64
+	fanout, skew, badWritten                                       atomic.Int64
+	dl                                                             delivery.Counters
 }
 
 func (c *counters) snapshot() Stats {
-	// Delivered before Expected: an expectation is counted expected before
-	// it is counted delivered, so Missing is never negative.
-	delivered := c.delivered.Load()
-	expected := c.expected.Load()
+	expected, delivered, missing, overdue := c.dl.Load()
 	return Stats{
 		Streams:        c.streams.Load(),
 		Connected:      c.connected.Load(),
@@ -85,7 +87,7 @@ func (c *counters) snapshot() Stats {
 		BadWrittenAt:   c.badWritten.Load(),
 		Expected:       expected,
 		Delivered:      delivered,
-		Missing:        expected - delivered,
-		Overdue:        c.overdue.Load(),
+		Missing:        missing,
+		Overdue:        overdue,
 	}
 }

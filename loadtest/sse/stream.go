@@ -14,6 +14,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/internal/delivery"
 	"github.com/headroom-dev/headroom/loadtest/offstack"
 )
 
@@ -22,7 +23,6 @@ import (
 type Stream struct {
 	g      *Group
 	sink   loadtest.Sink // the stream's samples; nil records none
-	begin  beginner      // sink, when it can begin observations; else nil
 	req    []byte        // request head up to the Last-Event-ID, without the final CRLF
 	cancel context.CancelFunc
 	stop   func() bool
@@ -60,14 +60,12 @@ type Stream struct {
 	everConn  bool
 
 	mu       sync.Mutex
-	matched  int64     // events that count for expectations (Config.Match)
-	lastID   []byte    // copy of the parser's last event ID for other goroutines
-	dl       *delivery // expectations; nil until the first (see delivery.go)
-	left     bool      // the stream stopped: expectations are no longer judged
-	finished bool      // Close was called
+	lastID   []byte          // copy of the parser's last event ID for other goroutines
+	dl       delivery.Ledger // expected events (see delivery.go), guarded by mu
+	finished bool            // Close was called
 }
 
-func newStream(g *Group, header []httpc.Header) *Stream {
+func newStream(g *Group, sink loadtest.Sink, header []httpc.Header) *Stream {
 	t := &g.tgt
 	cfg := &g.cfg
 	b := make([]byte, 0, 96+len(cfg.Method)+len(cfg.Accept)+len(t.path)+len(t.host))
@@ -95,7 +93,8 @@ func newStream(g *Group, header []httpc.Header) *Stream {
 			b = append(b, "\r\n"...)
 		}
 	}
-	s := &Stream{g: g, req: b, done: make(chan struct{})}
+	s := &Stream{g: g, sink: sink, req: b, done: make(chan struct{})}
+	s.dl.Init(&g.rules, &s.mu, (*ledgerOwner)(s), &s.c.dl, sink)
 	s.off.Unpooled = g.ownDial
 	s.stepFn = s.step // made once: the stream's goroutine allocates nothing for its steps
 	s.parser.Handler = (*handler)(s)
@@ -119,19 +118,19 @@ func (s *Stream) start(ctx context.Context) {
 func (s *Stream) Close() Stats {
 	s.cancel()
 	<-s.done
-	s.leave()
+	s.dl.Leave()
 	s.mu.Lock()
 	first := !s.finished
 	s.finished = true
-	var missed []verdict
+	var missed []delivery.Verdict
 	if first && s.g.cfg.DeliveryTimeout < 0 {
-		missed = s.judgeLocked(s.g.now(), true)
+		missed = s.dl.JudgeAllLocked()
 	}
 	s.mu.Unlock()
 	if first {
 		s.stop()
 		for _, v := range missed {
-			s.settle(v)
+			s.dl.Settle(v)
 		}
 		s.g.mu.Lock()
 		delete(s.g.streams, s)
@@ -188,7 +187,7 @@ func (s *Stream) run(ctx context.Context) {
 	defer func() {
 		s.giveBackBuf()
 		if ctx.Err() != nil {
-			s.leave() // the user left: judge nothing that was not yet due
+			s.dl.Leave() // the user left: judge nothing that was not yet due
 		}
 	}()
 	cfg := &s.g.cfg
@@ -697,13 +696,12 @@ func (h *handler) Event(ev Event) {
 	s.mu.Lock()
 	s.c.events.Add(1)
 	s.lastID = append(s.lastID[:0], ev.ID...)
-	var v verdict
+	var v delivery.Verdict
 	if cfg.Match == nil || cfg.Match(ev) {
-		s.matched++ // under mu: before the first expectation, matched events are credit
-		v = s.arrivedLocked(ev.ID, now)
+		v = s.dl.ArrivedLocked(ev.ID, now)
 	}
 	s.mu.Unlock()
-	s.settle(v)
+	s.dl.Settle(v)
 	if cfg.OnEvent != nil {
 		cfg.OnEvent(s, ev, now)
 	}

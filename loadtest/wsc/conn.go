@@ -16,6 +16,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/internal/delivery"
 )
 
 // Read buffers: each connection reads messages into one buffer of its
@@ -37,7 +38,6 @@ var errClosed = errors.New("wsc: the connection is closed (its user left or Clos
 type Conn struct {
 	g         *Group
 	sink      loadtest.Sink // the connection's samples; nil records none
-	begin     beginner      // sink, when it can begin observations; else nil
 	header    http.Header
 	ctx       context.Context // ends when the user leaves or Close is called
 	cancel    context.CancelFunc
@@ -61,15 +61,13 @@ type Conn struct {
 	downErr    error            // why the connection is down
 	closing    bool             // the user is closing the connection
 	calls      map[string]*call // calls awaiting their reply, by id
-	matched    int64            // pushed messages that count for expectations (Config.Match)
-	dl         *delivery        // expectations; nil until the first (see delivery.go)
-	left       bool             // the connection stopped: expectations are no longer judged
+	dl         delivery.Ledger  // expected messages (see delivery.go)
 	finished   bool             // Close was called
 }
 
 func newConn(g *Group, sink loadtest.Sink) *Conn {
 	c := &Conn{g: g, sink: sink, done: make(chan struct{}), wturn: make(chan struct{}, 1)}
-	c.begin, _ = sink.(beginner)
+	c.dl.Init(&g.rules, &c.mu, (*ledgerOwner)(c), &c.c.dl, sink)
 	return c
 }
 
@@ -104,18 +102,18 @@ func (c *Conn) Close() Stats {
 	c.stopOnce.Do(c.shutdown)
 	c.stopAfter()
 	<-c.done
-	c.leave()
+	c.dl.Leave()
 	c.mu.Lock()
 	first := !c.finished
 	c.finished = true
-	var missed []verdict
+	var missed []delivery.Verdict
 	if first && c.g.cfg.DeliveryTimeout < 0 {
-		missed = c.judgeLocked(c.g.now(), true)
+		missed = c.dl.JudgeAllLocked()
 	}
 	c.mu.Unlock()
 	if first {
 		for _, v := range missed {
-			c.settle(v)
+			c.dl.Settle(v)
 		}
 		c.g.mu.Lock()
 		delete(c.g.conns, c)
@@ -162,7 +160,7 @@ func (c *Conn) run() {
 	defer func() {
 		c.setDown(nil)
 		if c.ctx.Err() != nil {
-			c.leave() // the user left: judge nothing that was not yet due
+			c.dl.Leave() // the user left: judge nothing that was not yet due
 		}
 	}()
 	cfg := &c.g.cfg
@@ -419,10 +417,9 @@ func (c *Conn) pushed(msg, id []byte, now time.Time) {
 	}
 	if cfg.Match == nil || cfg.Match(msg) {
 		c.mu.Lock()
-		c.matched++ // under mu: before the first expectation, matched messages are credit
-		v := c.arrivedLocked(id, now)
+		v := c.dl.ArrivedLocked(id, now)
 		c.mu.Unlock()
-		c.settle(v)
+		c.dl.Settle(v)
 	}
 	if cfg.OnMessage != nil {
 		cfg.OnMessage(c, msg, now)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/headroom-dev/headroom/loadtest"
 	"github.com/headroom-dev/headroom/loadtest/httpc"
+	"github.com/headroom-dev/headroom/loadtest/internal/delivery"
 )
 
 // closeWorkers is how many connections Group.Close closes at once: each
@@ -20,6 +21,7 @@ type Group struct {
 	own   bool      // cfg.HTTPClient is the group's: Close releases it
 	c     counters  // the group's counts, summed over its connections
 	epoch time.Time // cfg.Now at NewGroup: the origin of the group's clock
+	rules delivery.Rules
 
 	mu    sync.Mutex
 	conns map[*Conn]struct{} // open: a closed connection leaves the group
@@ -32,7 +34,10 @@ func NewGroup(cfg Config) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Group{cfg: c, own: cfg.HTTPClient == nil, epoch: c.Now(), conns: map[*Conn]struct{}{}}, nil
+	g := &Group{cfg: c, own: cfg.HTTPClient == nil, epoch: c.Now(), conns: map[*Conn]struct{}{}}
+	g.rules = delivery.Rules{Kind: KindDelivery, Timeout: c.DeliveryTimeout, TrackIDs: c.TrackIDs,
+		Now: c.Now, Epoch: g.epoch, Prefix: "wsc", Noun: "message", Total: &g.c.dl}
+	return g, nil
 }
 
 // now returns Config.Now on the group's clock: the time since its epoch.

@@ -1,6 +1,10 @@
 package wsc
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/headroom-dev/headroom/loadtest/internal/delivery"
+)
 
 // Stats are counts of one connection or of a whole group.
 type Stats struct {
@@ -57,14 +61,11 @@ type Stats struct {
 type counters struct {
 	opened, connected, connects, connectErrors, dropped, reconnects atomic.Int64
 	messages, calls, replies, fanout, skew, badWritten              atomic.Int64
-	expected, delivered, overdue                                    atomic.Int64
+	dl                                                              delivery.Counters
 }
 
 func (c *counters) snapshot() Stats {
-	// Delivered before Expected: an expectation is counted expected before
-	// it is counted delivered, so Missing is never negative.
-	delivered := c.delivered.Load()
-	expected := c.expected.Load()
+	expected, delivered, missing, overdue := c.dl.Load()
 	return Stats{
 		Opened:        c.opened.Load(),
 		Connected:     c.connected.Load(),
@@ -80,7 +81,7 @@ func (c *counters) snapshot() Stats {
 		BadWrittenAt:  c.badWritten.Load(),
 		Expected:      expected,
 		Delivered:     delivered,
-		Missing:       expected - delivered,
-		Overdue:       c.overdue.Load(),
+		Missing:       missing,
+		Overdue:       overdue,
 	}
 }

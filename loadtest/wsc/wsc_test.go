@@ -353,13 +353,14 @@ func TestAFanoutDelayIsReceiptLessWrittenTime(t *testing.T) {
 func TestAQueueInTheClientShows(t *testing.T) {
 	_, c := open(t, wsc.Config{URL: serve(t, &rpcServer{}), MaxMessageSize: 1 << 20})
 	ctx := t.Context()
-	r := c.Func(request("stall", `"ms":600`))(ctx)
+	// 32 MiB: more than the loopback socket's buffers hold, so its write
+	// blocks until the target reads again. Built before the stall, whose
+	// time it would eat on a busy host.
+	big := request("echo", `"pad":"`+strings.Repeat("x", 32<<20)+`"`)("0")
+	r := c.Func(request("stall", `"ms":1000`))(ctx)
 	require.Equal(t, loadtest.OK, r.Outcome, "%v", r.Err)
 	assert.Zero(t, r.Queued)
 
-	// 32 MiB: more than the loopback socket's buffers hold, so its write
-	// blocks until the target reads again.
-	big := request("echo", `"pad":"`+strings.Repeat("x", 32<<20)+`"`)("0")
 	var wg sync.WaitGroup
 	var first loadtest.Response
 	wg.Go(func() { first = c.Call(ctx, big, "0") })
