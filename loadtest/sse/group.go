@@ -43,15 +43,6 @@ func NewGroup(cfg Config) (*Group, error) {
 	return g, nil
 }
 
-// now returns Config.Now on the group's clock: the time since its epoch.
-func (g *Group) now() time.Duration { return g.since(g.cfg.Now()) }
-
-// since returns t (by Config.Now) on the group's clock.
-func (g *Group) since(t time.Time) time.Duration { return t.Sub(g.epoch) }
-
-// wall returns the time at on the group's clock stands for.
-func (g *Group) wall(at time.Duration) time.Time { return g.epoch.Add(at) }
-
 // Open starts a stream that connects, holds and reconnects until ctx ends
 // or Close is called. header adds per-stream request headers (a user's
 // token, an X-Forwarded-For address) to the group's.

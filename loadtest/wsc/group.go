@@ -40,15 +40,6 @@ func NewGroup(cfg Config) (*Group, error) {
 	return g, nil
 }
 
-// now returns Config.Now on the group's clock: the time since its epoch.
-func (g *Group) now() time.Duration { return g.since(g.cfg.Now()) }
-
-// since returns t (by Config.Now) on the group's clock.
-func (g *Group) since(t time.Time) time.Duration { return t.Sub(g.epoch) }
-
-// wall returns the time at on the group's clock stands for.
-func (g *Group) wall(at time.Duration) time.Time { return g.epoch.Add(at) }
-
 // Open starts a connection that connects and is held (reconnecting with
 // Config.Reconnect) until ctx ends or Close is called. header adds the
 // connection's own handshake headers (a user's token) to the group's; an
