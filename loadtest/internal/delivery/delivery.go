@@ -137,9 +137,6 @@ func (l *Ledger) Init(rules *Rules, mu sync.Locker, owner Owner, c *Counters, si
 	l.begin, _ = sink.(Beginner)
 }
 
-// Counters returns the ledger's counts.
-func (l *Ledger) Counters() *Counters { return l.c }
-
 // book is a ledger's expectations, allocated by its first Expect,
 // ExpectID or (with Rules.TrackIDs) message with an id.
 type book struct {

@@ -80,7 +80,7 @@ func TestLedger(t *testing.T) {
 		l.Expect(1) // after Leave: counted, never judged
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
-		e, d, m, od := l.Counters().Load()
+		e, d, m, od := l.c.Load()
 		assert.Equal(t, [4]int64{9, 4, 5, 3}, [4]int64{e, d, m, od})
 		e, d, m, od = total.Load()
 		assert.Equal(t, [4]int64{9, 4, 5, 3}, [4]int64{e, d, m, od}, "the rules' total sums the ledgers'")
