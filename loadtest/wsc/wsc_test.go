@@ -144,6 +144,17 @@ func (s *samples) of(kind string) []sample {
 	return out
 }
 
+// await waits until n samples of kind have reached the sink. A counter in
+// Stats moves before its sample is recorded (the sample goes to the sink
+// outside the connection's lock), so a test that reads the sink waits on
+// the sink itself, not on a counter.
+func (s *samples) await(t *testing.T, kind string, n int) []sample {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(s.of(kind)) >= n }, 5*time.Second, time.Millisecond,
+		"%d %s samples", n, kind)
+	return s.of(kind)
+}
+
 func request(method string, params string) func(id string) []byte {
 	return func(id string) []byte {
 		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"method":%q,"params":{%s}}`, id, method, params)
@@ -298,6 +309,7 @@ func TestPushedMessagesAreDeliveredOrMissed(t *testing.T) {
 
 	push(3, 1) // one of three never comes
 	require.Eventually(t, func() bool { return g.Stats().Overdue == 1 }, 5*time.Second, 5*time.Millisecond)
+	rec.await(t, wsc.KindDelivery, 6)
 	st := g.Stats()
 	assert.Equal(t, int64(6), st.Expected)
 	assert.Equal(t, int64(5), st.Delivered)
@@ -337,6 +349,7 @@ func TestAFanoutDelayIsReceiptLessWrittenTime(t *testing.T) {
 	require.Equal(t, loadtest.OK, c.Func(request("push", fmt.Sprintf(`"n":1,"written":%q`, past)))(ctx).Outcome)
 	require.Equal(t, loadtest.OK, c.Func(request("push", `"n":1,"written":"yesterday"`))(ctx).Outcome)
 	require.Eventually(t, func() bool { return g.Stats().Messages == 4 }, 5*time.Second, 5*time.Millisecond)
+	rec.await(t, wsc.KindMalformed, 1)
 	fan := rec.of(wsc.DefaultFanoutKind)
 	require.Len(t, fan, 1)
 	assert.GreaterOrEqual(t, fan[0].lat, 400*time.Millisecond)
