@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/headroom-dev/headroom/loadtest/result"
 )
 
 // Ledger tallies a run's writes against what the target stored: the
@@ -132,6 +134,26 @@ func (l *Ledger) Tally(ctx context.Context) (Tally, error) {
 			return t, nil
 		}
 	}
+}
+
+// Finding is the ledger's tally as a finding of the run, for
+// Scenario.Analyze, so that the result says what the store held whether
+// or not the check passed: Value is the accepted writes not held (a
+// count), and the text the whole tally, e.g. "0 lost: 2051 accepted, 0
+// failed, 2051 held".
+func (l *Ledger) Finding(ctx context.Context) (result.Finding, error) {
+	f := result.Finding{Name: "accepted work lost", Unit: "count"}
+	t, err := l.Tally(ctx)
+	if err != nil {
+		f.Text = fmt.Sprintf("could not read what the target holds: %v", err)
+		return f, err
+	}
+	f.Value, f.Low, f.High = float64(t.Lost), float64(t.Lost), float64(t.Lost)
+	f.Text = fmt.Sprintf("%d lost: %s", t.Lost, t)
+	if t.Twice > 0 {
+		f.Text += fmt.Sprintf("; %d beyond every request sent (done twice)", t.Twice)
+	}
+	return f, nil
 }
 
 // LosesNoAcceptedWork checks, after every step, that the store holds

@@ -89,9 +89,27 @@ func TestLedger(t *testing.T) {
 					Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "write", Weight: 1, Do: l.Wrap(tc.s.do, nil)}}},
 					Plan:     loadtest.Ladder{Steps: []loadtest.Step{{Level: 50, Hold: 5 * time.Second}}},
 					Checks:   []loadtest.Check{l.LosesNoAcceptedWork()},
+					Analyze: func(*loadtest.Result) ([]result.Finding, error) {
+						f, err := l.Finding(context.Background())
+						return []result.Finding{f}, err
+					},
 				})
 				sr := res.Steps[0]
 				assert.Equal(t, tc.verdict, sr.Verdict, "%v %v", sr.Violations, sr.Unjudged)
+				// The run's finding tells the same: the accepted writes
+				// missing, none when nothing was lost.
+				require.Len(t, res.Findings, 1)
+				f := res.Findings[0]
+				assert.Equal(t, "accepted work lost", f.Name)
+				if tc.want == "accepted and not held" {
+					assert.Positive(t, f.Value, f.Text)
+				} else {
+					assert.Zero(t, f.Value, f.Text)
+				}
+				if tc.s.twice {
+					assert.Contains(t, f.Text, "done twice")
+				}
+				t.Logf("finding: %s", f.Text)
 				if tc.want != "" {
 					require.Len(t, sr.Violations, 1)
 					assert.Contains(t, sr.Violations[0], tc.want)

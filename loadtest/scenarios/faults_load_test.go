@@ -105,6 +105,10 @@ func TestLoad_Faults(t *testing.T) {
 			Checks:      []loadtest.Check{loadtest.RecoversWithin(recover), ledger.LosesNoAcceptedWork(), stack.ComponentsUp()},
 			Params:      k.Params(),
 			Drain:       timeout + 2*time.Second,
+			Analyze: func(*loadtest.Result) ([]result.Finding, error) {
+				f, err := ledger.Finding(context.Background())
+				return []result.Finding{f}, err
+			},
 		})
 		var res *loadtest.Result
 		if env["RELAY_FAULT"] == "" {
@@ -115,6 +119,9 @@ func TestLoad_Faults(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.NotEmpty(t, res.Steps) // the lossy relay's run ends at its failed step
+		for _, f := range res.Findings {
+			t.Logf("%s: %s", f.Name, f.Text)
+		}
 		for _, sr := range res.Steps {
 			require.Len(t, sr.Faults, 1)
 			f := sr.Faults[0]
