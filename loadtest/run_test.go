@@ -3,6 +3,7 @@ package loadtest_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,5 +320,39 @@ func TestCustomAndRateChecks(t *testing.T) {
 		assert.Contains(t, s.Violations[1], "at least 1000 ok: too few")
 		assert.Equal(t, []string{"http_5xx: 503 Service Unavailable"}, s.Kind("get").Errors)
 		assert.InDelta(t, 0.1, s.Kind("get").Rate(loadtest.HTTP5xx), 0.01)
+	})
+}
+
+// TestArrivalsGoToTheWorkerIdleTheShortestTime: a burst of slow answers
+// leaves a hundred workers, and the quick arrivals once they are all idle
+// again, one at a time, are all served by the worker that became idle last — each
+// worker has its own random source (Rand), which names it — not by each
+// idle worker in turn, whose stack and data the cache no longer holds.
+func TestArrivalsGoToTheWorkerIdleTheShortestTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var calls int
+		after := map[*rand.Rand]bool{} // the workers of the arrivals after the burst
+		do := func(ctx context.Context) loadtest.Response {
+			mu.Lock()
+			calls++
+			n := calls
+			if n > 300 { // from 1.5 s, the burst's workers all idle again
+				after[loadtest.Rand(ctx)] = true
+			}
+			mu.Unlock()
+			if n <= 100 { // the burst: each holds a worker for 600 ms
+				time.Sleep(600 * time.Millisecond)
+			}
+			return loadtest.Response{Outcome: loadtest.OK}
+		}
+		run(t, loadtest.Scenario{
+			Workload: &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: do}}},
+			Plan:     loadtest.Ladder{Steps: []loadtest.Step{{Level: 200, Hold: 3 * time.Second}}},
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		require.Greater(t, calls, 400)
+		assert.Len(t, after, 1, "%d workers served the %d quick arrivals one at a time", len(after), calls-300)
 	})
 }
