@@ -49,10 +49,11 @@ test: deps ## the tests: unit, fixture and integration tests, then every scenari
 	@# speed tests, then the fixtures' lane, then the -short scenarios one
 	@# at a time. Beside the first three, on the last core at the lowest
 	@# priority (BESIDE: it gets what the front leaves), what only
-	@# compiles: the images, then BEFORE_LANE (.ci/run: lint and the example
-	@# modules' services); once the front is done, it gets every core (its
-	@# processes' affinity widened; nice 19 stays). The lane and the
-	@# scenarios wait for it to end:
+	@# compiles: the images, then BEFORE_LANE (.ci/run: lint); once the
+	@# front is done, it gets every core (its processes' affinity widened;
+	@# nice 19 stays). The lane and the scenarios wait for it to end.
+	@# Beside the lane, as beside the first tests, BESIDE_LANE (.ci/run:
+	@# the example modules' services); the scenarios wait for it too, and
 	@# nothing runs beside them (beside the scenarios, the lane's sampler
 	@# and fault tests and the scenarios' A/B verdicts failed on the CI
 	@# machine). Beside work's output follows the front's.
@@ -75,7 +76,15 @@ test: deps ## the tests: unit, fixture and integration tests, then every scenari
 	wait; \
 	echo "== make images (beside the tests)"; cat $$bg/images; images=$$(cat $$bg/images.rc); \
 	echo "== beside the tests: $(or $(BEFORE_LANE),nothing more)"; cat $$bg/before $$bg/before.failed 2>/dev/null; \
-	if [ $$images -eq 0 ]; then $(MAKE) -k --no-print-directory unit-lane scenarios-run || front=1; \
+	if [ $$images -eq 0 ]; then \
+	  ( for t in $(BESIDE_LANE); do \
+	      echo "== make $$t ($$(date -u +%T), beside the lane: $(or $(BESIDE),at normal priority))"; \
+	      $(BESIDE) $(MAKE) --no-print-directory $$t 2>&1 || echo "make $$t failed" >>$$bg/lane.failed; \
+	    done >$$bg/lane 2>&1 ) & lane=$$!; \
+	  $(MAKE) -k --no-print-directory unit-lane || front=1; \
+	  wait $$lane; echo "== beside the lane: $(or $(BESIDE_LANE),nothing)"; cat $$bg/lane $$bg/lane.failed 2>/dev/null; \
+	  [ ! -e $$bg/lane.failed ] || front=1; \
+	  $(MAKE) -k --no-print-directory scenarios-run || front=1; \
 	else echo "the images failed: neither the lane nor any scenario runs"; front=1; fi; \
 	[ $$front -eq 0 ] && [ $$images -eq 0 ] && [ ! -e $$bg/before.failed ]
 
@@ -89,9 +98,14 @@ BESIDE ?= $(shell command -v taskset >/dev/null 2>&1 && echo "nice -n 19 taskset
 # How it runs once the front is done: on every core, still the lowest
 # priority (what already runs beside has its affinity widened).
 BESIDE_WIDE ?= $(if $(BESIDE),nice -n 19)
-# Targets run beside the first tests, after the images: .ci/run sets lint
-# and prebuild-examples.
+# Targets run beside the first tests, after the images: .ci/run sets lint.
 BEFORE_LANE ?=
+# Targets run beside the fixtures' lane (as BESIDE: the last core, the
+# lowest priority), which mostly waits; the scenarios wait for them.
+# .ci/run sets prebuild-examples, which only the example modules'
+# scenarios, the last ones, need: beside the first tests, it outlasted
+# them by about 45 s here.
+BESIDE_LANE ?=
 
 # The core, tested under -race, and every other package: without it the
 # A/B statistics (a thousand sequential comparisons) and the Kubernetes

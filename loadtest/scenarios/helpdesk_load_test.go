@@ -42,8 +42,8 @@ import (
 // together, errors, and each container's CPU and memory (the desk's, the
 // worker's, PostgreSQL's, PgBouncer's and Caddy's). Then the top step
 // again with the older client that polls every minute (client=poll),
-// for the live-vs-poll request rate (a lean -short run, make test's, runs
-// it on the scale setup only; LOADTEST_MATRIX=full on both).
+// for the live-vs-poll request rate. A lean -short run, make test's, runs
+// the scale setup only (LOADTEST_MATRIX=full both).
 //
 // Bars: p95 of all requests < P95 (300 ms), failures under 0.1%, every
 // agent's stream held and healthy, every component up. -short keeps the
@@ -66,7 +66,8 @@ func TestLoad_Helpdesk(t *testing.T) {
 }
 
 // helpdeskSetups returns the setups SETUP names: standard, scale, or all
-// (the default); against a deployed system, that one ("deployed").
+// (the default; a lean -short run, scale only); against a deployed
+// system, that one ("deployed").
 func helpdeskSetups(t *testing.T) []string {
 	if fixtures.Deployed() {
 		return []string{"deployed"} // its processes are its own
@@ -74,7 +75,15 @@ func helpdeskSetups(t *testing.T) []string {
 	switch v := os.Getenv("SETUP"); v {
 	case "standard", "scale":
 		return []string{v}
-	case "", "all":
+	case "":
+		if lean(t) {
+			// The scale setup has every part the standard one has, and
+			// the replicas, the worker and PgBouncer besides.
+			t.Logf("lean -short run: setup=scale only (LOADTEST_MATRIX=full or SETUP=all for both)")
+			return []string{"scale"}
+		}
+		return []string{"standard", "scale"}
+	case "all":
 		return []string{"standard", "scale"}
 	default:
 		t.Fatalf("SETUP=%q: give standard, scale or all", v)
