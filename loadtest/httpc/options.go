@@ -15,6 +15,11 @@ const (
 	// DefaultMaxConnsPerHost is the default bound on open connections to
 	// one host (scheme and host:port).
 	DefaultMaxConnsPerHost = 256
+	// DefaultMaxDialing is the default bound on connections being opened
+	// to one host at once: a loopback dial takes tens of microseconds, a
+	// TLS handshake a few milliseconds of a core, so 16 at once open
+	// thousands a second and keep the cores for the load.
+	DefaultMaxDialing = 16
 	// DefaultTimeout is the default per-request timeout: from the call
 	// until the whole answer has been read.
 	DefaultTimeout = 30 * time.Second
@@ -48,6 +53,17 @@ type Options struct {
 	// free connection until its deadline. Zero means
 	// DefaultMaxConnsPerHost.
 	MaxConnsPerHost int
+	// MaxDialing bounds the connections being opened to one host at once.
+	// A request that finds no idle connection while that many dials are
+	// in progress waits, as for a full pool, for whichever comes first: a
+	// connection released by another request or its turn to dial. A burst
+	// — the generator's own pause, a level's first instant — is then
+	// served by the connections its requests free, instead of by a dial
+	// each: at 20,000/s against nginx, a pause of 20–40 ms of the
+	// generator's had every request due in it dial at once, which starved
+	// it the more, until its pool passed 10,000 connections, beyond what
+	// the target accepts. Zero means DefaultMaxDialing.
+	MaxDialing int
 	// Timeout is the per-request timeout, from the call until the whole
 	// answer has been read; a context deadline that comes earlier wins.
 	// The lean engine may let a request run a little past it (a 64th of
@@ -124,6 +140,8 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.MaxConnsPerHost < 0:
 		return o, fmt.Errorf("httpc: MaxConnsPerHost is %d; set a positive bound or 0 for the default %d", o.MaxConnsPerHost, DefaultMaxConnsPerHost)
+	case o.MaxDialing < 0:
+		return o, fmt.Errorf("httpc: MaxDialing is %d; set a positive bound or 0 for the default %d", o.MaxDialing, DefaultMaxDialing)
 	case o.Timeout < 0:
 		return o, fmt.Errorf("httpc: Timeout is %v; set a positive duration or 0 for the default %v", o.Timeout, DefaultTimeout)
 	case o.DialTimeout < 0:
@@ -150,6 +168,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxConnsPerHost == 0 {
 		o.MaxConnsPerHost = DefaultMaxConnsPerHost
+	}
+	if o.MaxDialing == 0 {
+		o.MaxDialing = DefaultMaxDialing
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout

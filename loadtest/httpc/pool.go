@@ -12,8 +12,9 @@ import (
 // hostPool holds the keep-alive connections to one host, at most
 // MaxConnsPerHost open at once. A request takes the most recently released
 // idle connection if there is one, else dials a new one while the bound
-// allows, else waits (first come, first served) for a connection or a free
-// slot until its deadline.
+// allows and fewer than MaxDialing dials are in progress, else waits
+// (first come, first served) until its deadline for a released connection
+// or its turn to dial, whichever comes first.
 //
 // Idle connections are kept last in, first out, so that a pool grown by a
 // burst serves the load that follows from as few connections as it needs,
@@ -30,6 +31,7 @@ type hostPool struct {
 	mu      sync.Mutex
 	idle    []*conn   // by release time, the most recent last
 	open    int       // connections open or being dialled
+	dialing int       // of them, being dialled
 	waiting []*waiter // requests waiting for a connection, oldest first
 	reaper  *time.Timer
 	reaping bool       // reaper is armed for the oldest idle connection
@@ -102,7 +104,7 @@ func (p *hostPool) noteBusyLocked() {
 }
 
 // waiter is a request waiting for a connection: it receives one, or nil
-// for a free slot to dial in.
+// for its turn to dial, in a slot counted in open and dialing.
 type waiter struct {
 	ch   chan *conn // buffered: the grant never blocks
 	done bool       // granted or gone; guarded by hostPool.mu
@@ -127,8 +129,9 @@ func (p *hostPool) acquire(ctx context.Context, deadline time.Time) (cn *conn, w
 		p.mu.Unlock()
 		return cn, 0, nil
 	}
-	if p.open < p.c.opts.MaxConnsPerHost {
+	if p.open < p.c.opts.MaxConnsPerHost && p.dialing < p.c.opts.MaxDialing {
 		p.open++
+		p.dialing++
 		p.noteBusyLocked()
 		p.mu.Unlock()
 		cn, err := p.dial(ctx, deadline)
@@ -158,10 +161,11 @@ func (p *hostPool) acquire(ctx context.Context, deadline time.Time) (cn *conn, w
 	granted := w.done
 	w.done = true // gone: nextWaiterLocked skips it
 	p.mu.Unlock()
-	if granted { // a connection or slot came as the wait ended: pass it on
+	if granted { // a connection or a turn came as the wait ended: pass it on
 		if cn := <-w.ch; cn != nil {
 			p.release(cn)
 		} else {
+			p.dialed()
 			p.freeSlot()
 		}
 	}
@@ -196,18 +200,20 @@ func (p *hostPool) nextWaiterLocked() *waiter {
 	return nil
 }
 
-// dial opens a connection in a slot already counted in open.
+// dial opens a connection in a slot already counted in open and dialing.
 func (p *hostPool) dial(ctx context.Context, deadline time.Time) (*conn, error) {
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
+		p.dialed()
 		p.freeSlot()
 		return nil, net.ErrClosed
 	}
 	dctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
 	nc, err := p.c.dialer.Dial(dctx, p.addr, p.secure, p.serverName)
+	cancel()
+	p.dialed()
 	if err != nil {
 		p.freeSlot()
 		return nil, err
@@ -312,14 +318,41 @@ func (p *hostPool) discard(cn *conn) {
 	p.freeSlot()
 }
 
+// dialed ends a dial (done or given up): the turn goes to the oldest
+// waiting request while the pool has room.
+func (p *hostPool) dialed() {
+	p.mu.Lock()
+	p.dialing--
+	p.grantTurnsLocked()
+	p.mu.Unlock()
+}
+
+// grantTurnsLocked gives the oldest waiting requests their turns to dial,
+// while the pool has room for them and fewer than MaxDialing dial.
+func (p *hostPool) grantTurnsLocked() {
+	for p.open < p.c.opts.MaxConnsPerHost && p.dialing < p.c.opts.MaxDialing {
+		w := p.nextWaiterLocked()
+		if w == nil {
+			return
+		}
+		p.open++
+		p.dialing++
+		w.ch <- nil
+	}
+}
+
 // freeSlot gives a slot whose connection closed (or never opened) to the
-// oldest waiting request, which dials in it, or frees it.
+// oldest waiting request, which dials in it when fewer than MaxDialing
+// dial, or frees it.
 func (p *hostPool) freeSlot() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if w := p.nextWaiterLocked(); w != nil {
-		w.ch <- nil
-		return
+	if p.dialing < p.c.opts.MaxDialing {
+		if w := p.nextWaiterLocked(); w != nil {
+			p.dialing++
+			w.ch <- nil
+			return
+		}
 	}
 	p.open--
 }
