@@ -56,6 +56,13 @@ type Arrivals struct {
 	// default leaves timeouts to the request function (clients in
 	// loadtest/httpc carry their own).
 	Timeout time.Duration
+	// Loop, when set, sends the mix's requests on an event loop instead of
+	// calling each Kind's Do on a goroutine: Mix[i]'s requests are the
+	// loop's kind i, and Do may be nil. httpc.Client.Loop makes one for
+	// prepared requests: at high rates it spends a fraction of the CPU per
+	// request (see EventLoop). One running workload at a time may use a
+	// loop.
+	Loop EventLoop
 }
 
 // KindNames implements Workload.
@@ -85,9 +92,12 @@ func (a *Arrivals) Validate() error {
 		if !(k.Weight > 0) || math.IsInf(k.Weight, 0) {
 			errs = append(errs, fmt.Errorf("workload: Mix[%d] (%s).Weight is %v; give a positive weight", i, k.Name, k.Weight))
 		}
-		if k.Do == nil {
+		if k.Do == nil && a.Loop == nil {
 			errs = append(errs, fmt.Errorf("workload: Mix[%d] (%s).Do is nil; give the function that issues the request", i, k.Name))
 		}
+	}
+	if a.Loop != nil && a.Loop.Kinds() != len(a.Mix) {
+		errs = append(errs, fmt.Errorf("workload: Arrivals.Loop sends %d kinds of request and Mix has %d; make the loop with one request per Mix entry, in Mix's order", a.Loop.Kinds(), len(a.Mix)))
 	}
 	if a.MaxInFlight < 0 {
 		errs = append(errs, fmt.Errorf("workload: Arrivals.MaxInFlight is %d; give a positive bound or 0 for the default", a.MaxInFlight))
@@ -142,6 +152,12 @@ func (a *Arrivals) startShard(ctx context.Context, rec *Recorder, seed uint64, s
 	d.choice, _ = dist.NewChoice(opts...) // validated
 	d.pace = pacer{rng: d.rng, choice: d.choice, poisson: a.Poisson, shard: sh}
 	d.ctx, d.cancel = context.WithCancelCause(ctx)
+	if a.Loop != nil {
+		d.loop = &loopDriver{loop: a.Loop}
+		d.loop.done = d.loopDone
+		go d.scheduleLoop()
+		return d
+	}
 	go d.schedule()
 	return d
 }
@@ -155,8 +171,9 @@ type arrivals struct {
 	rng    *rand.Rand
 	seed   uint64
 	choice dist.Choice[int]
-	kinds  []int // recorder index of each Mix entry
-	pace   pacer // used by the scheduler's goroutine only
+	kinds  []int       // recorder index of each Mix entry
+	pace   pacer       // used by the scheduler's goroutine only
+	loop   *loopDriver // when the requests go out on an event loop; the scheduler's goroutine's
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -193,9 +210,14 @@ type job struct {
 	bounded bool
 }
 
-func (d *arrivals) Ramp(level float64, dur time.Duration) { d.lvl.set(level, dur, time.Now()) }
+func (d *arrivals) Ramp(level float64, dur time.Duration) { d.rampAt(level, dur, time.Now()) }
 
-func (d *arrivals) rampAt(level float64, dur time.Duration, at time.Time) { d.lvl.set(level, dur, at) }
+func (d *arrivals) rampAt(level float64, dur time.Duration, at time.Time) {
+	d.lvl.set(level, dur, at)
+	if d.loop != nil {
+		d.loop.loop.Wake() // the loop's sleep does not watch the level
+	}
+}
 
 func (d *arrivals) InFlight() int64 { return d.inflight.Load() }
 

@@ -113,6 +113,7 @@ func BenchmarkWholePath(b *testing.B) {
 			return exec.Command(wrk, "-t1", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(dur.Seconds())), "-s", script, url)
 		}},
 		{"arrivals", benchChild("arrivals", url, rate, dur, profDir)},
+		{"loop", benchChild("loop", url, rate, dur, profDir)},
 		{"headroom-run", func(b *testing.B) *exec.Cmd {
 			if headroomBin == "" {
 				headroomBin = buildHeadroom(b)
@@ -360,12 +361,12 @@ func benchGenMain() {
 	}
 	var err error
 	switch gen {
-	case "arrivals", "users":
+	case "arrivals", "loop", "users":
 		err = benchHeadroom(gen, url, rate, dur)
 	case "naive":
 		benchNaive(url, rate, dur)
 	default:
-		err = fmt.Errorf("benchmark generator %q: want arrivals, users or naive", gen)
+		err = fmt.Errorf("benchmark generator %q: want arrivals, loop, users or naive", gen)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -402,9 +403,16 @@ func benchHeadroom(gen, url string, rate float64, dur time.Duration) error {
 	do := c.Func(req)
 	var w loadtest.Workload
 	level := rate
-	if gen == "arrivals" {
+	switch gen {
+	case "arrivals":
 		w = &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1, Do: do}}}
-	} else {
+	case "loop":
+		l, err := c.Loop(req)
+		if err != nil {
+			return err
+		}
+		w = &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1}}, Loop: l}
+	default:
 		level = rate * benchThink.Seconds()
 		w = &loadtest.Users{Kinds: []string{"get"}, Behavior: func(u *loadtest.User) {
 			// Spread the first requests over one think time.

@@ -18,6 +18,7 @@ type Client struct {
 
 	mu    sync.Mutex
 	pools map[poolKey]*hostPool
+	loops []*Loop
 }
 
 type poolKey struct {
@@ -184,6 +185,11 @@ func (c *Client) Close() {
 	for _, p := range c.pools {
 		p.close()
 	}
+	loops := c.loops
+	c.loops = nil
 	c.mu.Unlock()
 	c.CloseIdleConnections()
+	for _, l := range loops {
+		l.free()
+	}
 }

@@ -39,6 +39,12 @@ const (
 	// a caller keeps (Call.KeepBody); bodies that are only counted and
 	// discarded have no limit.
 	DefaultMaxBodySize = 4 << 20
+	// DefaultQuantum is the event loop's default shortest interval
+	// between two wake-ups (Options.Quantum). At 20,000 requests/s it sends
+	// five arrivals a wake-up, each at most a quarter of a millisecond
+	// late; measured on a 2-core AMD EPYC VM against nginx, a wake-up for
+	// every arrival cost 35 CPU µs a request, one every 250 µs 11–13.
+	DefaultQuantum = 250 * time.Microsecond
 	// DefaultUserAgent is the User-Agent header sent unless the prepared
 	// headers set one.
 	DefaultUserAgent = "headroom"
@@ -128,6 +134,14 @@ type Options struct {
 	// UserAgent is sent as User-Agent unless a prepared header sets it.
 	// Empty means DefaultUserAgent.
 	UserAgent string
+	// Quantum is the event loop's (Client.Loop) shortest interval between
+	// two wake-ups: the arrivals due within it go out together, the first
+	// of them up to Quantum late (its latency still runs from its intended
+	// time). A wake-up costs a virtual machine's thread more than a
+	// request: fewer of them, fewer CPU µs per request. Arrivals further
+	// apart than Quantum are each sent on time. Zero means DefaultQuantum;
+	// negative means none: a wake-up for every arrival.
+	Quantum time.Duration
 	// RetryPOST lets the lean engine resend a non-idempotent request once
 	// when a reused keep-alive connection turns out to be closed before
 	// any byte of the answer arrived (the server dropped an idle
@@ -192,6 +206,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent
+	}
+	if o.Quantum == 0 {
+		o.Quantum = DefaultQuantum
+	} else if o.Quantum < 0 {
+		o.Quantum = 0
 	}
 	return o, nil
 }

@@ -94,20 +94,10 @@ func (cn *conn) readHead(r *Request, call *Call, st *respState) (int, error) {
 			return 0, err
 		}
 		st.nothingRead = false
-		// "HTTP/1.1 200 OK"
-		if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[8] != ' ' || line[12] != ' ' && line[12] != '\r' && line[12] != '\n' {
-			return 0, NewProtocolError("httpc: malformed status line", line)
+		code, err := st.statusLine(line)
+		if err != nil {
+			return 0, err
 		}
-		code := 0
-		for _, c := range line[9:12] {
-			if c < '0' || c > '9' {
-				return 0, NewProtocolError("httpc: malformed status line", line)
-			}
-			code = code*10 + int(c-'0')
-		}
-		st.keepAlive = line[7] == '1'
-		st.contentLength = -1
-		st.chunked = false
 		if err := cn.readFields(call, st); err != nil {
 			return 0, err
 		}
@@ -140,37 +130,65 @@ func (cn *conn) readFields(call *Call, st *respState) error {
 		if len(line) == 0 {
 			return nil
 		}
-		i := indexByte(line, ':')
-		if i <= 0 {
-			return NewProtocolError("httpc: malformed header line", line)
+		if err := st.field(line, call); err != nil {
+			return err
 		}
-		name, value := line[:i], trimSpace(line[i+1:])
-		switch l := len(name); {
-		case l != len("Content-Length") && l != len("Transfer-Encoding") && l != len("Connection"):
-			// Not one this reader interprets: most of an answer's fields.
-		case equalFold(name, "Content-Length"):
-			n, ok := parseDec(value)
-			if !ok {
-				return NewProtocolError("httpc: malformed Content-Length", value)
-			}
-			st.contentLength = n
-		case equalFold(name, "Transfer-Encoding"):
-			st.chunked = containsFold(value, "chunked")
-		case equalFold(name, "Connection"):
-			if containsFold(value, "close") {
-				st.keepAlive = false
-			} else if containsFold(value, "keep-alive") {
-				st.keepAlive = true
-			}
+	}
+}
+
+// statusLine parses an answer's status line ("HTTP/1.1 200 OK") into its
+// code, and resets st for the header fields that follow.
+func (st *respState) statusLine(line []byte) (int, error) {
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[8] != ' ' || line[12] != ' ' && line[12] != '\r' && line[12] != '\n' {
+		return 0, NewProtocolError("httpc: malformed status line", line)
+	}
+	code := 0
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return 0, NewProtocolError("httpc: malformed status line", line)
 		}
-		if call != nil {
-			for j, want := range call.Capture {
-				if equalFold(name, want) {
-					call.Captured[j] = string(value)
-				}
+		code = code*10 + int(c-'0')
+	}
+	st.keepAlive = line[7] == '1'
+	st.contentLength = -1
+	st.chunked = false
+	return code, nil
+}
+
+// field interprets one header field line (without its line break): the
+// framing fields into st, and the call's captured ones into call.
+func (st *respState) field(line []byte, call *Call) error {
+	i := indexByte(line, ':')
+	if i <= 0 {
+		return NewProtocolError("httpc: malformed header line", line)
+	}
+	name, value := line[:i], trimSpace(line[i+1:])
+	switch l := len(name); {
+	case l != len("Content-Length") && l != len("Transfer-Encoding") && l != len("Connection"):
+		// Not one this reader interprets: most of an answer's fields.
+	case equalFold(name, "Content-Length"):
+		n, ok := parseDec(value)
+		if !ok {
+			return NewProtocolError("httpc: malformed Content-Length", value)
+		}
+		st.contentLength = n
+	case equalFold(name, "Transfer-Encoding"):
+		st.chunked = containsFold(value, "chunked")
+	case equalFold(name, "Connection"):
+		if containsFold(value, "close") {
+			st.keepAlive = false
+		} else if containsFold(value, "keep-alive") {
+			st.keepAlive = true
+		}
+	}
+	if call != nil {
+		for j, want := range call.Capture {
+			if equalFold(name, want) {
+				call.Captured[j] = string(value)
 			}
 		}
 	}
+	return nil
 }
 
 // readBody reads (and keeps or discards) the body and returns its length.
