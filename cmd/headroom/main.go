@@ -151,7 +151,16 @@ func verdictError(res *loadtest.Result) error {
 	}
 }
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	processAlone = true
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// processAlone says the process is the headroom command, serving nothing of
+// its own: an event loop may keep a processor through its short sleeps
+// (httpc.Options.LoopAlone). Tests that call the commands beside servers
+// of their own leave it false.
+var processAlone bool
 
 // run runs the command in args and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {

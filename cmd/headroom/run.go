@@ -125,7 +125,7 @@ func runCmd(args []string, stdout io.Writer) error {
 		default:
 			return &exitError{exitUsage, fmt.Errorf("-engine %q: use loop, pool or auto", *engine)}
 		}
-		k, err = httpKind(httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure, RootCAPEM: pem},
+		k, err = httpKind(httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure, RootCAPEM: pem, LoopAlone: processAlone},
 			*method, *target, headers, *body, expect, *engine)
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/headroom-dev/headroom/loadtest"
@@ -30,14 +31,18 @@ import (
 // Client.Loop fails and the workload keeps Do.
 //
 // While a wait is short (2 ms or less) the loop sleeps in a system call
-// that keeps its goroutine's processor; it yields after every wake-up. A
-// target in the same process (a test's server) under GOMAXPROCS=1 then
-// runs only in those yields: give such a test two processors or more.
+// that keeps its goroutine's processor, to wake on time to within
+// microseconds; it yields after every wake-up. With GOMAXPROCS=1 it does
+// so only when Options.LoopAlone says the process serves nothing of its
+// own; otherwise it sleeps in the runtime's poller, which wakes in whole
+// milliseconds but serves a target or mock upstream in the same process
+// meanwhile.
 type Loop struct {
 	c       *Client
 	kinds   []loopKind
 	quantum time.Duration
 	timeout time.Duration
+	hold    bool // its short sleeps may keep the processor (Options.LoopAlone)
 	sys     loopSys
 }
 
@@ -73,7 +78,7 @@ func (c *Client) Loop(reqs ...*Request) (*Loop, error) {
 	if c.std != nil {
 		return nil, errors.New("httpc: the event loop sends HTTP/1.1 on its own connections; a client with Options.HTTP2 or NetHTTP sends through net/http: use Client.Func")
 	}
-	l := &Loop{c: c, quantum: c.opts.Quantum, timeout: c.opts.Timeout}
+	l := &Loop{c: c, quantum: c.opts.Quantum, timeout: c.opts.Timeout, hold: c.opts.LoopAlone || runtime.GOMAXPROCS(0) > 1}
 	hosts := map[string]*loopHost{}
 	for i, r := range reqs {
 		if r == nil || r.host == nil || r.host.c != c {

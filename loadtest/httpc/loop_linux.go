@@ -603,6 +603,18 @@ func (l *Loop) Wait(until time.Time, done func(id int, resp loadtest.Response, a
 	switch wait := until.Sub(now); {
 	case wait <= 0:
 		n = s.poll(0)
+	case !l.hold:
+		// One processor, shared with the process's own servers: sleep in
+		// the runtime's poller, which serves them meanwhile.
+		if s.stamps {
+			time.Sleep(wait)
+			n = s.poll(0)
+			break
+		}
+		if now.Before(floor) {
+			time.Sleep(floor.Sub(now))
+		}
+		n = s.park(until)
 	case s.stamps && wait <= shortSleep:
 		// Answers keep their time in the kernel's stamps: sleep through
 		// them to the next arrival, and read them all then.

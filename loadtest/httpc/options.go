@@ -142,6 +142,17 @@ type Options struct {
 	// apart than Quantum are each sent on time. Zero means DefaultQuantum;
 	// negative means none: a wake-up for every arrival.
 	Quantum time.Duration
+	// LoopAlone tells the event loop that nothing else in the process
+	// needs the network promptly — no target, mock upstream or server of
+	// its own — as in the headroom command. With GOMAXPROCS=1 the loop
+	// then sleeps in a system call that keeps the one processor, waking on
+	// time to within microseconds; without it, it sleeps in the runtime's
+	// network poller, which wakes in whole milliseconds but serves the
+	// process's own servers meanwhile (keeping the processor from them
+	// would delay each of their answers up to 10 ms, when the runtime's
+	// monitor polls the network). With two processors or more, the loop
+	// keeps one and the others serve the rest, whatever LoopAlone says.
+	LoopAlone bool
 	// RetryPOST lets the lean engine resend a non-idempotent request once
 	// when a reused keep-alive connection turns out to be closed before
 	// any byte of the answer arrived (the server dropped an idle
