@@ -2,6 +2,7 @@ package loadtest_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -20,8 +21,8 @@ type fakeLoop struct {
 	answer  func(kind int, sent time.Time) (time.Duration, loadtest.Response)
 	wake    chan struct{}
 	pending []fakeReq
-	sent    int
-	closed  int
+	sent    atomic.Int64 // read by the test while the schedule runs
+	closed  atomic.Int64
 }
 
 type fakeReq struct {
@@ -37,7 +38,7 @@ func newFakeLoop(kinds int, answer func(kind int, sent time.Time) (time.Duration
 func (f *fakeLoop) Kinds() int { return f.kinds }
 
 func (f *fakeLoop) Send(kind, id int, timeout time.Duration) {
-	f.sent++
+	f.sent.Add(1)
 	d, r := f.answer(kind, time.Now())
 	f.pending = append(f.pending, fakeReq{id, time.Now().Add(d), r})
 }
@@ -74,7 +75,7 @@ func (f *fakeLoop) Wake() {
 	}
 }
 
-func (f *fakeLoop) Close() { f.closed++; f.pending = nil }
+func (f *fakeLoop) Close() { f.closed.Add(1); f.pending = nil }
 
 var okResp = loadtest.Response{Outcome: loadtest.OK, Bytes: 100}
 
@@ -99,7 +100,7 @@ func TestLoopArrivals_CoordinatedOmission(t *testing.T) {
 		assert.InDelta(t, 2000, get.Total(), 2)
 		assert.Less(t, get.Latency.P50, 5*time.Millisecond)
 		assert.Greater(t, get.Latency.P99, 800*time.Millisecond)
-		assert.Equal(t, 1, l.closed, "the loop is closed when the run ends")
+		assert.Equal(t, int64(1), l.closed.Load(), "the loop is closed when the run ends")
 	})
 }
 
@@ -141,7 +142,7 @@ func TestLoopArrivals_Dropped(t *testing.T) {
 		assert.InDelta(t, 50, get.Outcomes[loadtest.OK], 6)
 		assert.InDelta(t, 950, get.Outcomes[loadtest.Dropped], 6)
 		assert.Equal(t, result.Fail, res.Steps[0].Verdict)
-		assert.LessOrEqual(t, l.sent, 60, "a dropped arrival is never sent")
+		assert.LessOrEqual(t, l.sent.Load(), int64(60), "a dropped arrival is never sent")
 	})
 }
 
@@ -160,7 +161,7 @@ func TestLoopArrivals_CancelAbandons(t *testing.T) {
 		get := res.Steps[0].Kind("get")
 		assert.Zero(t, get.Total()-get.Outcomes[loadtest.OK], "only answers are counted: %v", get.Outcomes)
 		assert.InDelta(t, 25, get.Outcomes[loadtest.OK], 3)
-		assert.Equal(t, 1, l.closed)
+		assert.Equal(t, int64(1), l.closed.Load())
 	})
 }
 
@@ -181,10 +182,10 @@ func TestLoopArrivals_WakesForALevel(t *testing.T) {
 		w := &loadtest.Arrivals{Mix: []loadtest.Kind{{Name: "get", Weight: 1}}, Loop: l}
 		d := w.Start(t.Context(), loadtest.NewRecorder("get"), 1)
 		time.Sleep(time.Second)
-		assert.Zero(t, l.sent, "nothing sent at level 0")
+		assert.Zero(t, l.sent.Load(), "nothing sent at level 0")
 		d.Ramp(100, 0)
 		time.Sleep(time.Second)
-		assert.InDelta(t, 100, l.sent, 2, "a second at 100/s after the level changed")
+		assert.InDelta(t, 100, l.sent.Load(), 2, "a second at 100/s after the level changed")
 		d.Ramp(0, 0)
 		time.Sleep(100 * time.Millisecond)
 		stopped := make(chan struct{})
@@ -194,6 +195,6 @@ func TestLoopArrivals_WakesForALevel(t *testing.T) {
 		case <-time.After(time.Second):
 			t.Fatal("Stop did not end the loop's wait")
 		}
-		assert.Equal(t, 1, l.closed)
+		assert.Equal(t, int64(1), l.closed.Load())
 	})
 }

@@ -67,7 +67,8 @@ func runCmd(args []string, stdout io.Writer) error {
 	stepGap := fl.Duration("step-gap", 0, "shards: pause between a step's hold and the next ramp, for the step to drain (0 for the default 2s)")
 	grpcMethod := fl.String("grpc", "", "call this gRPC method (package.Service/Method) instead of HTTP: -url grpc://host:port (grpcs:// over TLS), -body its request in protobuf JSON, described by -proto-set or else by the server's reflection; -conns bounds the calls in flight")
 	protoSet := fl.String("proto-set", "", "gRPC: a descriptor set describing the method (protoc --include_imports --descriptor_set_out, buf build -o); without it the server's reflection is asked")
-	engine := fl.String("engine", "auto", "how HTTP requests go out: loop (an event loop that wakes once for the arrivals due within a quarter of a millisecond: the least CPU per request; Linux, plain http://), pool (a goroutine per request in flight over a connection pool: https too), auto (loop where it can, else pool)")
+	engine := fl.String("engine", "auto", "how HTTP requests go out: loop (an event loop that wakes once for the arrivals due within -quantum: the least CPU per request; Linux, plain http://), pool (a goroutine per request in flight over a connection pool: https too), auto (loop where it can, else pool)")
+	quantum := fl.Duration("quantum", httpc.DefaultQuantum, "event loop: the shortest interval between its wake-ups; the arrivals due within it go out together, up to that late (their latency still from the intended time): smaller is more punctual and costs more CPU; 0: a wake-up for every arrival")
 	emit := fl.Bool("emit-result", false, "print the result (after every step, and at the end) on stdout between BEGIN/END HEADROOM RESULT lines, for headroom merge to read from logs (kubectl logs)")
 	if err := fl.Parse(args); err != nil {
 		return err
@@ -125,7 +126,11 @@ func runCmd(args []string, stdout io.Writer) error {
 		default:
 			return &exitError{exitUsage, fmt.Errorf("-engine %q: use loop, pool or auto", *engine)}
 		}
-		k, err = httpKind(httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure, RootCAPEM: pem, LoopAlone: processAlone},
+		q := *quantum
+		if q <= 0 {
+			q = -1 // httpc's "none"
+		}
+		k, err = httpKind(httpc.Options{Timeout: *timeout, MaxConnsPerHost: *conns, InsecureSkipVerify: *insecure, RootCAPEM: pem, LoopAlone: processAlone, Quantum: q},
 			*method, *target, headers, *body, expect, *engine)
 	}
 	if err != nil {
@@ -155,7 +160,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	if *grpcMethod == "" {
 		params["engine"] = "pool"
 		if k.loop != nil {
-			params["engine"] = "loop"
+			params["engine"], params["quantum"] = "loop", quantum.String()
 		}
 	}
 	if sh.Count > 0 {

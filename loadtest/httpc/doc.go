@@ -14,6 +14,14 @@
 // holds what the recent concurrency needed, not the highest it reached. On this machine the lean engine spends about a third of the CPU per
 // request of a naive net/http loop (see BenchmarkCPUPerRequest).
 //
+// For an open model at high rates, Client.Loop sends prepared plain-http
+// requests on an event loop instead (loadtest.Arrivals.Loop): one sleep
+// and wake-up for the arrivals due within Options.Quantum, no goroutine per
+// request, the answers' latency ended at the kernel's receive time. On a
+// virtual machine, where a thread's sleep and wake-up cost more than the
+// request, it spends about two thirds of the CPU per request of the pooled
+// engine (BenchmarkWholePath in loadtest).
+//
 // HTTP/2 (Options.HTTP2) and Options.NetHTTP use a tuned net/http Transport
 // behind the same API.
 //

@@ -37,6 +37,9 @@ import (
 // own; otherwise it sleeps in the runtime's poller, which wakes in whole
 // milliseconds but serves a target or mock upstream in the same process
 // meanwhile.
+//
+// One workload runs on a loop at a time, and the loop's connections close
+// when it stops; Client.Close frees the loop itself, after the workload.
 type Loop struct {
 	c       *Client
 	kinds   []loopKind

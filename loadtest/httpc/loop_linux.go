@@ -39,28 +39,27 @@ type loopSys struct {
 	freeMu sync.Mutex
 	freed  bool
 
-	conns     []*loopConn // by slot, the epoll data of each connection
-	slots     []int32     // free slots
-	reqs      []loopReq   // by the driver's id
-	order     []loopRef   // requests by their deadline, soonest first, from orderHead
-	orderHead int
+	conns     []*loopConn  // by slot, the epoll data of each connection
+	slots     []int32      // free slots
+	reqs      []loopReq    // by the driver's id
+	deadlines deadlineHeap // requests by their deadline, soonest first
 	seq       uint64
 	hosts     []*loopHost
 
-	events      []syscall.EpollEvent
-	rbuf        []byte
-	oob         []byte
-	iov         syscall.Iovec
-	msg         syscall.Msghdr
-	ts          syscall.Timespec
-	lastWake    time.Time
-	stamps      bool // the kernel gives receive times
-	stampsKnown bool
-	done        func(id int, resp loadtest.Response, at time.Time)
-	early       []loopEnd
-	pollFn      func(fd uintptr) bool
-	polled      int
-	localN      int
+	events   []syscall.EpollEvent
+	rbuf     []byte
+	oob      []byte
+	iov      syscall.Iovec
+	msg      syscall.Msghdr
+	ts       syscall.Timespec
+	lastWake time.Time
+	stamps   bool // the kernel gives receive times
+	noStamps bool // tests: ask for none, as a kernel that gives none
+	done     func(id int, resp loadtest.Response, at time.Time)
+	early    []loopEnd
+	pollFn   func(fd uintptr) bool
+	polled   int
+	localN   int
 }
 
 // loopReq is a request of the loop's, by the driver's id.
@@ -196,7 +195,7 @@ func (l *Loop) Send(kind, id int, timeout time.Duration) {
 	s.seq++
 	now := time.Now()
 	s.reqs[id] = loopReq{kind: kind, seq: s.seq, deadline: now.Add(timeout), sent: now}
-	s.order = append(s.order, loopRef{id, s.seq})
+	s.deadlines.push(deadlineRef{loopRef{id, s.seq}, now.Add(timeout)})
 	h := l.kinds[kind].host
 	h.waiting = append(h.waiting, loopRef{id, s.seq})
 	l.serve(h)
@@ -263,7 +262,9 @@ func (l *Loop) dial(h *loopHost) error {
 		return &net.OpError{Op: "dial", Net: "tcp", Addr: a, Err: os.NewSyscallError("socket", err)}
 	}
 	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
-	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	if !s.noStamps {
+		_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	}
 	if locals := l.c.opts.LocalAddrs; len(locals) > 0 && family == syscall.AF_INET {
 		la := locals[s.localN%len(locals)]
 		s.localN++
@@ -455,7 +456,7 @@ func (l *Loop) received(now, sent time.Time) time.Time {
 		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS {
 			ts := (*syscall.Timespec)(unsafe.Pointer(&s.oob[syscall.CmsgLen(0)]))
 			at := now.Add(time.Duration(ts.Nano() - now.UnixNano()))
-			s.stamps, s.stampsKnown = true, true
+			s.stamps = true
 			if at.Before(sent) {
 				return sent
 			}
@@ -465,9 +466,8 @@ func (l *Loop) received(now, sent time.Time) time.Time {
 			return at
 		}
 	}
-	if !s.stampsKnown {
-		s.stampsKnown = true // none: answers wake the loop (see Wait)
-	}
+	// None (yet: a kernel turns stamping on a moment after the first
+	// socket asks): the read's time, and answers wake the loop (Wait).
 	return now
 }
 
@@ -667,6 +667,11 @@ func (s *loopSys) poll(d time.Duration) int {
 // park waits in the runtime's poller for an event of the set, until
 // deadline at the latest.
 func (s *loopSys) park(deadline time.Time) int {
+	if !deadline.After(time.Now()) {
+		// A deadline past ends the wait before the poller looks at all:
+		// look now.
+		return s.poll(0)
+	}
 	s.polled = 0
 	if err := s.epFile.SetReadDeadline(deadline); err != nil {
 		return 0
@@ -713,13 +718,13 @@ func (l *Loop) nextDeadline() time.Time {
 			next = t
 		}
 	}
-	for s.orderHead < len(s.order) {
-		ref := s.order[s.orderHead]
-		if s.reqs[ref.id].seq == ref.seq {
-			soonest(s.reqs[ref.id].deadline)
+	for len(s.deadlines) > 0 {
+		d := s.deadlines[0]
+		if s.reqs[d.id].seq == d.seq {
+			soonest(d.at)
 			break
 		}
-		s.popOrder()
+		s.deadlines.pop() // ended before its deadline
 	}
 	for _, h := range s.hosts {
 		for _, cn := range h.dialing {
@@ -732,34 +737,26 @@ func (l *Loop) nextDeadline() time.Time {
 	return next
 }
 
-func (s *loopSys) popOrder() {
-	s.order[s.orderHead] = loopRef{}
-	s.orderHead++
-	if s.orderHead == len(s.order) {
-		s.order, s.orderHead = s.order[:0], 0
-	}
-}
-
 // expire ends what passed its deadline: requests (Timeout), dials (a
 // failed dial), idle connections (closed).
 func (l *Loop) expire(now time.Time) {
 	s := &l.sys
-	for s.orderHead < len(s.order) {
-		ref := s.order[s.orderHead]
-		r := s.reqs[ref.id]
-		if r.seq != ref.seq {
-			s.popOrder()
+	for len(s.deadlines) > 0 {
+		d := s.deadlines[0]
+		r := s.reqs[d.id]
+		if r.seq != d.seq {
+			s.deadlines.pop() // ended before its deadline
 			continue
 		}
-		if r.deadline.After(now) {
+		if d.at.After(now) {
 			break
 		}
-		s.popOrder()
+		s.deadlines.pop()
 		resp := ErrorResponse(os.ErrDeadlineExceeded)
 		if r.cn != nil {
 			l.fail(r.cn, resp)
 		} else {
-			l.end(ref.id, resp, now) // still waiting for a connection
+			l.end(d.id, resp, now) // still waiting for a connection
 		}
 	}
 	for _, h := range s.hosts {
@@ -793,6 +790,54 @@ func (l *Loop) Close() {
 		h.idle, h.dialing, h.waiting, h.head, h.open = h.idle[:0], h.dialing[:0], h.waiting[:0], 0, 0
 	}
 	clear(s.reqs)
-	s.order, s.orderHead = s.order[:0], 0
+	s.deadlines = s.deadlines[:0]
 	s.done, s.early = nil, nil
+}
+
+// deadlineRef is a request's deadline, for the heap.
+type deadlineRef struct {
+	loopRef
+	at time.Time
+}
+
+// deadlineHeap is a binary min-heap of deadlines: requests' timeouts may
+// differ (Send's), so that the order of sending is not the order of
+// expiring. A request that ends before its deadline stays in it until it
+// comes to the top (its seq then tells it stale).
+type deadlineHeap []deadlineRef
+
+func (h *deadlineHeap) push(d deadlineRef) {
+	*h = append(*h, d)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a[i].at.Before(a[p].at) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *deadlineHeap) pop() {
+	a := *h
+	n := len(a) - 1
+	a[0] = a[n]
+	a[n] = deadlineRef{}
+	a = a[:n]
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < n && a[l].at.Before(a[m].at) {
+			m = l
+		}
+		if r < n && a[r].at.Before(a[m].at) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		a[i], a[m] = a[m], a[i]
+		i = m
+	}
+	*h = a
 }

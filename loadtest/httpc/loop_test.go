@@ -107,16 +107,22 @@ func TestLoop_Expect(t *testing.T) {
 }
 
 // A request the server holds past the timeout ends as a Timeout, its
-// connection closed; one waiting for a connection times out too.
+// connection closed; one waiting for a connection times out too, its wait
+// counted as queued.
 func TestLoop_Timeout(t *testing.T) {
 	srv := newServer(t)
-	c := newClient(t, httpc.Options{Timeout: 100 * time.Millisecond, MaxConnsPerHost: 1})
+	c := newClient(t, httpc.Options{Timeout: 200 * time.Millisecond, MaxConnsPerHost: 1})
 	l := newLoop(t, c, srv.URL+"/slow", srv.URL+"/ok")
 	start := time.Now()
-	got := loopDo(t, l, 0, 0, 1)
-	assert.Equal(t, loadtest.Timeout, got[0].resp.Outcome, "%v", got[0].resp.Err)
-	assert.Equal(t, loadtest.Timeout, got[1].resp.Outcome, "waited for the one connection: %v", got[1].resp.Err)
-	assert.GreaterOrEqual(t, got[1].resp.Queued, 90*time.Millisecond, "its wait for a connection is its queueing")
+	l.Send(0, 0, 0)                   // holds the one connection for the client's 200 ms
+	l.Send(1, 1, 50*time.Millisecond) // waits for it, 50 ms at most
+	got := map[int]loadtest.Response{}
+	for len(got) < 2 && time.Since(start) < 5*time.Second {
+		l.Wait(time.Now().Add(10*time.Millisecond), func(id int, r loadtest.Response, at time.Time) { got[id] = r })
+	}
+	assert.Equal(t, loadtest.Timeout, got[0].Outcome, "%v", got[0].Err)
+	assert.Equal(t, loadtest.Timeout, got[1].Outcome, "waited for the one connection: %v", got[1].Err)
+	assert.InDelta(t, 50, float64(got[1].Queued)/1e6, 20, "its wait for a connection is its queueing")
 	assert.Less(t, time.Since(start), time.Second)
 	assert.Equal(t, loadtest.OK, loopDo(t, l, 0, 1)[0].resp.Outcome, "a new connection serves after the timeout")
 }
@@ -265,6 +271,9 @@ func TestLoop_OneProcessorServesTheProcess(t *testing.T) {
 		l.Send(0, 0, 0)
 		for ended == i && time.Since(start) < 10*time.Second {
 			l.Wait(time.Now().Add(time.Millisecond), done)
+		}
+		if ended == i {
+			break
 		}
 	}
 	took := time.Since(start)
