@@ -64,13 +64,12 @@ type loopSys struct {
 
 // loopReq is a request of the loop's, by the driver's id.
 type loopReq struct {
-	kind     int
-	seq      uint64 // 0 when the id is not in flight
-	deadline time.Time
-	cn       *loopConn // the connection it is on; nil while it waits for one
-	retried  bool
-	sent     time.Time     // when Send was called
-	queued   time.Duration // from Send until a connection took it
+	kind    int
+	seq     uint64    // 0 when the id is not in flight
+	cn      *loopConn // the connection it is on; nil while it waits for one
+	retried bool
+	sent    time.Time     // when Send was called
+	queued  time.Duration // from Send until a connection took it
 }
 
 // loopRef names a request in flight at one send: stale once its seq moved on.
@@ -84,6 +83,7 @@ type loopConn struct {
 	slot      int32
 	fd        int
 	host      *loopHost
+	addr      *net.TCPAddr // where it goes, for errors
 	dialing   bool
 	dialUntil time.Time
 	id        int // the request on it, or -1
@@ -194,7 +194,7 @@ func (l *Loop) Send(kind, id int, timeout time.Duration) {
 	}
 	s.seq++
 	now := time.Now()
-	s.reqs[id] = loopReq{kind: kind, seq: s.seq, deadline: now.Add(timeout), sent: now}
+	s.reqs[id] = loopReq{kind: kind, seq: s.seq, sent: now}
 	s.deadlines.push(deadlineRef{loopRef{id, s.seq}, now.Add(timeout)})
 	h := l.kinds[kind].host
 	h.waiting = append(h.waiting, loopRef{id, s.seq})
@@ -279,7 +279,7 @@ func (l *Loop) dial(h *loopHost) error {
 		syscall.Close(fd)
 		return &net.OpError{Op: "dial", Net: "tcp", Addr: a, Err: os.NewSyscallError("connect", err)}
 	}
-	cn := &loopConn{fd: fd, host: h, dialing: true, dialUntil: time.Now().Add(l.c.opts.DialTimeout), id: -1}
+	cn := &loopConn{fd: fd, host: h, addr: a, dialing: true, dialUntil: time.Now().Add(l.c.opts.DialTimeout), id: -1}
 	if k := len(s.slots); k > 0 {
 		cn.slot = s.slots[k-1]
 		s.slots = s.slots[:k-1]
@@ -288,13 +288,13 @@ func (l *Loop) dial(h *loopHost) error {
 		cn.slot = int32(len(s.conns))
 		s.conns = append(s.conns, cn)
 	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLOUT, Fd: cn.slot}
-	if err := syscall.EpollCtl(s.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		l.closeConn(cn)
-		return os.NewSyscallError("epoll_ctl", err)
-	}
 	h.open++
 	h.dialing = append(h.dialing, cn)
+	ev := syscall.EpollEvent{Events: syscall.EPOLLOUT, Fd: cn.slot}
+	if err := syscall.EpollCtl(s.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.closeConn(cn) // undoes the counts above
+		return os.NewSyscallError("epoll_ctl", err)
+	}
 	return nil
 }
 
@@ -313,7 +313,7 @@ func (l *Loop) connected(cn *loopConn) {
 	}
 	if err != nil {
 		l.closeConn(cn)
-		l.failDial(h, &net.OpError{Op: "dial", Net: "tcp", Addr: h.addrs[(h.next-1+len(h.addrs))%len(h.addrs)], Err: os.NewSyscallError("connect", err)})
+		l.failDial(h, &net.OpError{Op: "dial", Net: "tcp", Addr: cn.addr, Err: os.NewSyscallError("connect", err)})
 		return
 	}
 	cn.dialing = false
@@ -514,7 +514,7 @@ func (l *Loop) broken(cn *loopConn, err error) {
 		l.serve(h)
 		return
 	}
-	l.fail(cn, ErrorResponse(&net.OpError{Op: "read", Net: "tcp", Addr: cn.host.addrs[0], Err: err}))
+	l.fail(cn, ErrorResponse(&net.OpError{Op: "read", Net: "tcp", Addr: cn.addr, Err: err}))
 }
 
 // fail ends cn's request with resp and closes cn.
@@ -767,7 +767,7 @@ func (l *Loop) expire(now time.Time) {
 				continue
 			}
 			l.closeConn(cn) // takes it off h.dialing
-			l.failDial(h, &net.OpError{Op: "dial", Net: "tcp", Addr: h.addrs[0], Err: os.ErrDeadlineExceeded})
+			l.failDial(h, &net.OpError{Op: "dial", Net: "tcp", Addr: cn.addr, Err: os.ErrDeadlineExceeded})
 		}
 		if l.c.opts.IdleTimeout > 0 {
 			for len(h.idle) > 0 && !h.idle[0].idleSince.Add(l.c.opts.IdleTimeout).After(now) {
